@@ -1,0 +1,92 @@
+"""Command line: parses arguments into typed values and hands off to one function per verb.
+
+This is the only place that maps exceptions to exit codes: 0 passed, 1 failed, 2 bad usage
+or bad input file, 3 sandbox or infrastructure unavailable, 130 interrupted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from selfcorrect_action import __version__
+from selfcorrect_action.errors import SelfcorrectError
+
+Handler = Callable[[argparse.Namespace], int]
+
+
+def _add_exec(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "exec",
+        help="run one script through the sandbox and evaluation layers 1-2",
+        description="Run SCRIPT in a fresh locked-down container, check it against the "
+        "contract, and print the verdict with its failure category.",
+    )
+    p.add_argument("script", type=Path)
+    p.add_argument("--contract", type=Path, help="execution contract YAML")
+    p.add_argument(
+        "--input", type=Path, action="append", default=[], dest="inputs",
+        help="file copied into the work dir before the run (repeatable)",
+    )
+    p.add_argument("--runtime", choices=["runc", "runsc"], default="runc")
+    p.add_argument("--timeout", type=float, help="seconds; overrides the contract's timeout_s")
+    p.add_argument("--artifacts-dir", type=Path, help="keep the artifacts copied out here")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_run_exec)
+
+
+def _run_exec(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.exec_cmd import exec_script
+
+    return exec_script(
+        args.script,
+        contract_path=args.contract,
+        inputs=args.inputs,
+        runtime=args.runtime,
+        timeout_s=args.timeout,
+        artifacts_dir=args.artifacts_dir,
+        as_json=args.json,
+    )
+
+
+def _add_sandbox(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("sandbox", help="manage the sandbox image")
+    verbs = p.add_subparsers(dest="sandbox_verb", required=True)
+    build = verbs.add_parser(
+        "build", help="build the sandbox image (reused while it is current)"
+    )
+    build.add_argument("--force", action="store_true", help="rebuild even if current")
+    build.set_defaults(handler=_run_sandbox_build)
+
+
+def _run_sandbox_build(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.sandbox_cmd import build_image
+
+    return build_image(force=args.force)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="selfcorrect",
+        description="Turn a plain-language task into a Python script shown to work.",
+    )
+    parser.add_argument("--version", action="version", version=f"selfcorrect {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for add in (_add_exec, _add_sandbox):
+        add(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    handler: Handler = args.handler
+    try:
+        return handler(args)
+    except SelfcorrectError as exc:
+        print(f"selfcorrect: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("selfcorrect: interrupted", file=sys.stderr)
+        return 130

@@ -1,0 +1,50 @@
+"""The expected-failure exceptions. One top-level handler (cli.main) maps them to exit codes.
+
+Anything else that escapes is a bug in selfcorrect and crashes with a traceback.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+
+class SelfcorrectError(Exception):
+    """A failure we expected and can explain: what went wrong and how to fix it."""
+
+    exit_code: ClassVar[int] = 1
+
+    def __init__(self, message: str, *, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        if self.hint:
+            return f"{self.message}\n  hint: {self.hint}"
+        return self.message
+
+
+class UsageError(SelfcorrectError):
+    """Bad command-line usage or a bad input file (spec, contract)."""
+
+    exit_code = 2
+
+
+class SpecError(UsageError):
+    """A YAML document that does not match its schema; carries every problem found."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(problems))
+
+
+class SandboxUnavailable(SelfcorrectError):
+    """The Docker engine (or the requested runtime, or the image) cannot be used."""
+
+    exit_code = 3
+
+
+class SandboxError(SelfcorrectError):
+    """The sandbox broke in a way that is ours or the engine's fault, not the script's."""
+
+    exit_code = 3

@@ -1,0 +1,1 @@
+"""Running untrusted Python in a fresh, locked-down container, one execution per container."""

@@ -1,0 +1,104 @@
+"""What goes into the sandbox and what comes out: records shared by the client, the pool and
+the evaluation."""
+
+from __future__ import annotations
+
+from pathlib import Path, PurePosixPath
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Runtime = Literal["runc", "runsc"]
+
+SANDBOX_UID = 10001
+WORK_DIR = "/work"
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Limits(_Frozen):
+    """Resource limits of one container. Part of the pool key: equal limits share a pool."""
+
+    memory_mb: int = Field(default=512, ge=32)
+    cpus: float = Field(default=1.0, gt=0)
+    pids: int = Field(default=128, ge=8)
+    nofile: int = Field(default=256, ge=16)
+    work_mb: int = Field(default=64, ge=1, description="tmpfs size of the work dir")
+    work_inodes: int = Field(default=8192, ge=64, description="files the work dir may hold")
+    tmp_mb: int = Field(default=32, ge=1)
+    shm_mb: int = Field(default=16, ge=1)
+    network: Literal["none", "open"] = "none"
+
+
+class OutputCaps(_Frozen):
+    """How much of each stream and of the artifacts we keep. Bounds memory whatever the script does."""
+
+    stream_head_bytes: int = 96 * 1024
+    stream_tail_bytes: int = 32 * 1024
+    artifact_max_files: int = 256
+    artifact_max_file_bytes: int = 32 * 1024 * 1024
+    artifact_max_total_bytes: int = 64 * 1024 * 1024
+
+
+class InputFile(_Frozen):
+    """A file placed in the work dir before the script runs."""
+
+    path: str
+    data: bytes
+    mode: int = 0o644
+
+    @field_validator("path")
+    @classmethod
+    def _relative(cls, value: str) -> str:
+        pure = PurePosixPath(value)
+        if not value or pure.is_absolute() or ".." in pure.parts:
+            raise ValueError(f"input path must be relative without '..': {value!r}")
+        return str(pure)
+
+
+class ExecutionRequest(_Frozen):
+    argv: list[str] = Field(min_length=1)
+    files: list[InputFile] = Field(default_factory=list)
+    timeout_s: float = Field(default=30, gt=0)
+    limits: Limits = Field(default_factory=Limits)
+    caps: OutputCaps = Field(default_factory=OutputCaps)
+    runtime: Runtime = "runc"
+    env: dict[str, str] = Field(
+        default_factory=dict, description="explicit extra variables; nothing is inherited"
+    )
+
+
+class ArtifactRecord(_Frozen):
+    """One file found in the work dir after the run. `host_path` is set only when it was
+    copied out; otherwise `rejected` says why not (link, too big, unsafe path...)."""
+
+    path: str
+    size: int
+    host_path: Path | None = None
+    rejected: str | None = None
+
+
+class StreamCapture(_Frozen):
+    text: str = ""
+    total_bytes: int = 0
+    truncated: bool = False
+
+
+class ExecutionResult(_Frozen):
+    exit_code: int | None = None
+    signal: int | None = None
+    timed_out: bool = False
+    oom_killed: bool = False
+    duration_ms: int = 0
+    stdout: StreamCapture = Field(default_factory=StreamCapture)
+    stderr: StreamCapture = Field(default_factory=StreamCapture)
+    artifacts: list[ArtifactRecord] = Field(default_factory=list)
+    runtime: Runtime = "runc"
+    sandbox_note: str | None = Field(
+        default=None,
+        description="set when the in-container runner did not report normally "
+        "(killed, flooded its channel, protocol broken): what we saw instead",
+    )
+

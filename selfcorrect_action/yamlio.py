@@ -1,0 +1,145 @@
+"""Load YAML documents into pydantic models with errors that point at file:line:col.
+
+ruamel.yaml's round-trip loader keeps the position of every key and item, so a pydantic
+error location such as ("contract", "artifacts", 0, "kind") maps back to the line the user
+must edit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+from selfcorrect_action.errors import SpecError
+
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+# Hints for the pydantic error types a hand-written YAML file most often trips over.
+_HINTS = {
+    "extra_forbidden": "remove it, or check its spelling against the documented fields",
+    "missing": "add this field",
+    "literal_error": "use one of the listed values",
+    "enum": "use one of the listed values",
+    "int_parsing": "write a whole number",
+    "int_type": "write a whole number",
+    "float_parsing": "write a number",
+    "bool_parsing": "write true or false",
+    "string_type": "write a string (quote it if YAML reads it as something else)",
+    "list_type": "write a YAML list (lines starting with '- ')",
+    "dict_type": "write a mapping (key: value lines)",
+    "model_type": "write a mapping (key: value lines)",
+    "greater_than": "use a larger value",
+    "greater_than_equal": "use a larger value",
+    "less_than_equal": "use a smaller value",
+}
+
+
+def load_yaml_text(text: str, source: str) -> Any:
+    """Parse YAML text; a syntax error becomes a SpecError at its position."""
+    try:
+        return YAML(typ="rt").load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        raise SpecError(
+            [f"{where}: invalid YAML: {exc.problem or exc.context}"
+             "\n  hint: check indentation and quoting around this position"]
+        ) from exc
+    except YAMLError as exc:
+        raise SpecError([f"{source}: invalid YAML: {exc}"]) from exc
+
+
+def read_yaml_file(path: Path) -> tuple[str, Any]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError as exc:
+        raise SpecError([f"{path}: no such file"]) from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SpecError([f"{path}: cannot read: {exc}"]) from exc
+    return text, load_yaml_text(text, str(path))
+
+
+def validate(model: type[ModelT], data: Any, source: str, *, prefix: Sequence[Any] = ()) -> ModelT:
+    """Validate plain YAML data against a model, raising SpecError with every problem."""
+    if data is None:
+        data = {}
+    try:
+        return model.model_validate(to_plain(data))
+    except ValidationError as exc:
+        raise SpecError(describe_errors(exc, data, source, prefix=prefix)) from exc
+
+
+def load_model(model: type[ModelT], path: Path) -> ModelT:
+    _, data = read_yaml_file(path)
+    if data is not None and not isinstance(data, dict):
+        raise SpecError([f"{path}:1:1: expected a mapping of fields at the top level"])
+    return validate(model, data, str(path))
+
+
+def describe_errors(
+    exc: ValidationError, data: Any, source: str, *, prefix: Sequence[Any] = ()
+) -> list[str]:
+    problems = []
+    for error in exc.errors(include_url=False):
+        loc = tuple(error["loc"])
+        line, col = locate(data, loc)
+        dotted = ".".join(str(part) for part in (*prefix, *loc)) or "(top level)"
+        message = _message(error)
+        hint = _HINTS.get(error["type"])
+        text = f"{source}:{line}:{col}: {dotted}: {message}"
+        if hint:
+            text += f"\n  hint: {hint}"
+        problems.append(text)
+    return problems
+
+
+def _message(error: dict[str, Any]) -> str:
+    if error["type"] == "extra_forbidden":
+        return "unknown field"
+    got = error.get("input")
+    message = str(error["msg"])
+    if error["type"] != "missing" and not isinstance(got, dict | list):
+        message += f"; got {got!r}"
+    return message
+
+
+def locate(data: Any, loc: Sequence[Any]) -> tuple[int, int]:
+    """Line and column (1-based) of the deepest node of `loc` that exists in `data`."""
+    line, col = 1, 1
+    if hasattr(data, "lc") and data.lc.line is not None:
+        line, col = data.lc.line + 1, data.lc.col + 1
+    node = data
+    for part in loc:
+        position = _child_position(node, part)
+        if position is None:
+            break
+        line, col = position
+        node = node[part]
+    return line, col
+
+
+def _child_position(node: Any, part: Any) -> tuple[int, int] | None:
+    if isinstance(node, CommentedMap) and part in node:
+        # A value's position is more useful than its key's for a wrong type or value,
+        # but a scalar value has no position of its own: use the key's.
+        line, col = node.lc.key(part)
+        return line + 1, col + 1
+    if isinstance(node, CommentedSeq) and isinstance(part, int) and 0 <= part < len(node):
+        line, col = node.lc.item(part)
+        return line + 1, col + 1
+    return None
+
+
+def to_plain(data: Any) -> Any:
+    """ruamel's commented containers as plain dicts/lists, for pydantic."""
+    if isinstance(data, dict):
+        return {str(key): to_plain(value) for key, value in data.items()}
+    if isinstance(data, list):
+        return [to_plain(item) for item in data]
+    return data
