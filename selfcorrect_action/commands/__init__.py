@@ -1,1 +1,1 @@
-"""One module per CLI verb; each exposes a function taking typed values and returning an exit code."""
+"""One module per CLI verb; each takes typed values and returns an exit code."""

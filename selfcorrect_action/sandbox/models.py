@@ -33,7 +33,8 @@ class Limits(_Frozen):
 
 
 class OutputCaps(_Frozen):
-    """How much of each stream and of the artifacts we keep. Bounds memory whatever the script does."""
+    """How much of each stream and of the artifacts we keep: bounds our memory whatever
+    the script does."""
 
     stream_head_bytes: int = 96 * 1024
     stream_tail_bytes: int = 32 * 1024

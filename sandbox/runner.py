@@ -1,0 +1,290 @@
+"""Runs inside the sandbox container as its main process (under docker's init).
+
+It waits for one request on stdin, places the files in the work dir, runs the command with
+bounded output capture, then reports on stdout and streams the artifacts back as a tar.
+Docker's archive API cannot be trusted to write into a tmpfs or a read-only root (put_archive
+is refused on the latter and may land underneath the former), so files travel over the attach
+stream instead; that also lets a pre-started container wait here until it is used.
+
+Wire format (all on the container's stdin/stdout, no TTY):
+  request:  b"SELFCORRECT-REQ 1 <header_len> <tar_len>\n" + header JSON + tar of inputs
+  response: b"STARTED\n"                       right before the command starts
+            b"RESULT <json_len>\n" + JSON      once the command and its children are gone
+            tar stream of the artifacts        until EOF
+
+The script runs with the same uid as this process. It may kill us (the client then reports
+that the runner died) or forge a result, which gains it nothing a well-behaved script could
+not produce; it cannot read our file descriptors because we make ourselves non-dumpable.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import io
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import tarfile
+import time
+
+WORK_DIR = "/work"
+PR_SET_DUMPABLE = 4
+# Grandchildren may keep the output pipes open after the script exits; give them this long
+# to flush before everything left is killed.
+DRAIN_GRACE_S = 0.05
+
+
+def main() -> int:
+    _make_undumpable()
+    idle_timeout = float(sys.argv[1]) if len(sys.argv) > 1 else 600.0
+    stdin = sys.stdin.buffer
+    stdout = sys.stdout.buffer
+    header, payload = _read_request(stdin, idle_timeout)
+    if header is None:
+        return 0
+    inputs = _place_inputs(payload)
+    oom_before = _oom_kills()
+    stdout.write(b"STARTED\n")
+    stdout.flush()
+    report = _run(header)
+    _kill_everything_else()
+    oom_after = _oom_kills()
+    report["oom_kills"] = (
+        None if oom_before is None or oom_after is None else oom_after - oom_before
+    )
+    members, rejected = _select_artifacts(header["caps"], inputs)
+    report["rejected"] = rejected
+    body = json.dumps(report).encode()
+    stdout.write(b"RESULT %d\n" % len(body) + body)
+    stdout.flush()
+    _write_tar(stdout, members)
+    stdout.flush()
+    return 0
+
+
+def _make_undumpable() -> None:
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+    except (OSError, AttributeError):
+        pass
+
+
+def _read_request(stdin, idle_timeout: float):
+    ready, _, _ = select.select([stdin], [], [], idle_timeout)
+    if not ready:
+        return None, b""
+    line = stdin.readline(256)
+    parts = line.split()
+    if len(parts) != 4 or parts[0] != b"SELFCORRECT-REQ" or parts[1] != b"1":
+        return None, b""
+    header = json.loads(_read_exact(stdin, int(parts[2])))
+    return header, _read_exact(stdin, int(parts[3]))
+
+
+def _read_exact(stream, size: int) -> bytes:
+    chunks, remaining = [], size
+    while remaining:
+        chunk = stream.read(remaining)
+        if not chunk:
+            raise SystemExit("runner: request ended early")
+        chunks.append(chunk)
+        remaining -= len(chunk)
+    return b"".join(chunks)
+
+
+def _place_inputs(payload: bytes) -> dict[str, str]:
+    """Unpack the inputs (written by our client, still checked) and remember their hashes
+    so unchanged inputs are not sent back as artifacts."""
+    hashes = {}
+    with tarfile.open(fileobj=io.BytesIO(payload), mode="r:") as archive:
+        for member in archive.getmembers():
+            name = os.path.normpath(member.name)
+            if not member.isfile() or name.startswith(("/", "..")):
+                continue
+            target = os.path.join(WORK_DIR, name)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            data = archive.extractfile(member).read()
+            with open(target, "wb") as handle:
+                handle.write(data)
+            os.chmod(target, member.mode & 0o755)
+            hashes[name] = hashlib.sha256(data).hexdigest()
+    return hashes
+
+
+class _Capture:
+    """Keeps the first `head` and last `tail` bytes of a stream, counting the rest."""
+
+    def __init__(self, head: int, tail: int) -> None:
+        self.head_limit, self.tail_limit = head, tail
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = self.head_limit - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data and self.tail_limit:
+            self.tail += data
+            del self.tail[: max(0, len(self.tail) - self.tail_limit)]
+
+    def as_dict(self) -> dict:
+        omitted = self.total - len(self.head) - len(self.tail)
+        text = self.head.decode("utf-8", "replace")
+        if omitted > 0:
+            text += f"\n[... {omitted} bytes omitted ...]\n"
+        text += self.tail.decode("utf-8", "replace")
+        return {"text": text, "total_bytes": self.total, "truncated": omitted > 0}
+
+
+def _run(header: dict) -> dict:
+    caps = header["caps"]
+    env = dict(os.environ)
+    env.update(header.get("env", {}))
+    deadline = time.monotonic() + float(header["deadline_s"])
+    started = time.monotonic()
+    try:
+        child = subprocess.Popen(
+            header["argv"], cwd=WORK_DIR, env=env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
+        )
+    except OSError as exc:
+        return {"exit_code": 127, "signal": None, "duration_ms": 0, "inner_timeout": False,
+                "stdout": _Capture(0, 0).as_dict(),
+                "stderr": {"text": f"cannot start {header['argv'][0]}: {exc}\n",
+                           "total_bytes": 0, "truncated": False}}
+    out = _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
+    err = _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
+    inner_timeout = _pump(child, {child.stdout.fileno(): out, child.stderr.fileno(): err},
+                          deadline)
+    duration_ms = int((time.monotonic() - started) * 1000)
+    code = child.returncode
+    return {
+        "exit_code": code if code is not None and code >= 0 else None,
+        "signal": -code if code is not None and code < 0 else None,
+        "duration_ms": duration_ms,
+        "inner_timeout": inner_timeout,
+        "stdout": out.as_dict(),
+        "stderr": err.as_dict(),
+    }
+
+
+def _pump(child: subprocess.Popen, captures: dict, deadline: float) -> bool:
+    """Copy both pipes into their captures until the child is gone and the pipes are closed
+    (or the grace after its exit runs out). True when the inner deadline struck first."""
+    open_fds = set(captures)
+    exited_at = None
+    while open_fds:
+        now = time.monotonic()
+        if child.poll() is not None and exited_at is None:
+            exited_at = now
+        if exited_at is not None and now - exited_at > DRAIN_GRACE_S:
+            _kill_everything_else()
+        if now > deadline:
+            _kill_everything_else()
+            child.wait()
+            return True
+        ready, _, _ = select.select(list(open_fds), [], [], 0.05)
+        for fd in ready:
+            data = os.read(fd, 65536)
+            if data:
+                captures[fd].feed(data)
+            else:
+                open_fds.discard(fd)
+    child.wait()
+    return False
+
+
+def _kill_everything_else() -> None:
+    """SIGKILL every process we may signal: the script, its children, and anything that
+    called setsid to escape its process group. Spares init (pid 1) and ourselves."""
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def _oom_kills() -> int | None:
+    for path, key in (("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),
+                      ("/sys/fs/cgroup/memory.events", "oom_kill")):
+        try:
+            with open(path) as handle:
+                for line in handle:
+                    name, _, value = line.partition(" ")
+                    if name == key:
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _select_artifacts(caps: dict, inputs: dict[str, str]):
+    """Regular files of the work dir (links never followed), within the caps. Everything
+    left out is reported with the reason, so the contract check can say why."""
+    members, rejected, total = [], [], 0
+    for rel, entry in _walk(WORK_DIR, ""):
+        st = entry.stat(follow_symlinks=False)
+        if entry.is_symlink():
+            rejected.append({"path": rel, "size": 0, "reason": "symbolic link (not followed)"})
+        elif not entry.is_file(follow_symlinks=False):
+            rejected.append({"path": rel, "size": 0, "reason": "not a regular file"})
+        elif rel in inputs and _sha256(entry.path) == inputs[rel]:
+            continue
+        elif len(members) >= caps["artifact_max_files"]:
+            rejected.append({"path": rel, "size": st.st_size, "reason": "too many files"})
+        elif st.st_size > caps["artifact_max_file_bytes"]:
+            rejected.append({"path": rel, "size": st.st_size, "reason": "file too large"})
+        elif total + st.st_size > caps["artifact_max_total_bytes"]:
+            rejected.append({"path": rel, "size": st.st_size, "reason": "total size cap"})
+        else:
+            total += st.st_size
+            members.append((rel, entry.path))
+    return members, rejected
+
+
+def _walk(root: str, prefix: str):
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return
+    for entry in entries:
+        rel = f"{prefix}{entry.name}"
+        if entry.is_dir(follow_symlinks=False):
+            yield from _walk(entry.path, rel + "/")
+        else:
+            yield rel, entry
+
+
+def _sha256(path: str) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb", opener=_nofollow) as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _nofollow(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW)
+
+
+def _write_tar(stream, members) -> None:
+    with tarfile.open(fileobj=stream, mode="w|") as archive:
+        for rel, path in members:
+            try:
+                with open(path, "rb", opener=_nofollow) as handle:
+                    st = os.fstat(handle.fileno())
+                    info = tarfile.TarInfo(rel)
+                    info.size, info.mode, info.mtime = st.st_size, 0o644, int(st.st_mtime)
+                    archive.addfile(info, handle)
+            except OSError:
+                continue
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""The sandbox as the rest of selfcorrect sees it: `Sandbox.run(request, artifact_dir)`.
+
+Constructing a Sandbox does no I/O; `start()` connects, reaps orphans left by crashed runs,
+and `close()` waits for background removals. Use it as a context manager.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from types import TracebackType
+
+import docker
+
+from selfcorrect_action.sandbox import engine, lifecycle
+from selfcorrect_action.sandbox.config import PoolKey
+from selfcorrect_action.sandbox.execution import execute
+from selfcorrect_action.sandbox.lifecycle import Prepared
+from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult, Limits, Runtime
+from selfcorrect_action.sandbox.pool import WarmPool
+
+# How long a pre-started container waits for its request before its runner gives up.
+POOL_IDLE_TIMEOUT_S = 300.0
+# A container that runs one execution right away only waits out the request transfer.
+COLD_IDLE_TIMEOUT_S = 60.0
+
+
+class Sandbox:
+    def __init__(
+        self,
+        client: docker.DockerClient,
+        image: str,
+        *,
+        pool_size: int = 0,
+        max_workers: int = 4,
+    ) -> None:
+        self._client = client
+        self._image = image
+        self._pool_size = pool_size
+        self._max_workers = max_workers
+        self.session = uuid.uuid4().hex[:12]
+        self._executor: ThreadPoolExecutor | None = None
+        self._pool: WarmPool | None = None
+        self._lock = threading.Lock()
+        self._checked_runtimes: set[str] = set()
+
+    def start(self) -> Sandbox:
+        engine.reap_orphans(self._client)
+        self._executor = ThreadPoolExecutor(self._max_workers, thread_name_prefix="sandbox")
+        if self._pool_size > 0:
+            self._pool = WarmPool(
+                self._make_pooled, lifecycle.destroy, size=self._pool_size,
+                executor=self._executor,
+            )
+        return self
+
+    def key(self, limits: Limits, runtime: Runtime = "runc") -> PoolKey:
+        return PoolKey(image=self._image, runtime=runtime, limits=limits)
+
+    def warm(self, limits: Limits, runtime: Runtime = "runc") -> None:
+        """Pre-start containers for these limits (no-op without a pool)."""
+        if self._pool is not None:
+            self._require_runtime(runtime)
+            self._pool.warm(self.key(limits, runtime))
+
+    def run(self, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
+        self._require_runtime(request.runtime)
+        key = self.key(request.limits, request.runtime)
+        prepared = self._pool.acquire(key) if self._pool else self._make_cold(key)
+        try:
+            return execute(prepared, request, artifact_dir)
+        finally:
+            self._teardown(prepared)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+        if self._executor is not None:
+            self._executor.shutdown(wait=True)
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _make_cold(self, key: PoolKey) -> Prepared:
+        return lifecycle.prepare(
+            self._client, key, session=self.session, idle_timeout_s=COLD_IDLE_TIMEOUT_S
+        )
+
+    def _make_pooled(self, key: PoolKey) -> Prepared:
+        return lifecycle.prepare(
+            self._client, key, session=self.session, idle_timeout_s=POOL_IDLE_TIMEOUT_S
+        )
+
+    def _teardown(self, prepared: Prepared) -> None:
+        if self._executor is None:
+            lifecycle.destroy(prepared)
+            return
+        self._executor.submit(lifecycle.destroy, prepared)
+
+    def _require_runtime(self, runtime: str) -> None:
+        with self._lock:
+            if runtime in self._checked_runtimes:
+                return
+        engine.require_runtime(self._client, runtime)
+        with self._lock:
+            self._checked_runtimes.add(runtime)

@@ -1,0 +1,83 @@
+"""The container configuration as data: a pure function of the limits, so every hardening
+choice can be asserted on without a Docker engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from selfcorrect_action.sandbox.models import SANDBOX_UID, WORK_DIR, Limits, Runtime
+
+LABEL = "org.selfcorrect.sandbox"
+LABEL_EXPIRES = "org.selfcorrect.expires"
+LABEL_SESSION = "org.selfcorrect.session"
+RUNNER_PATH = "/opt/selfcorrect/runner.py"
+
+
+class PoolKey(BaseModel):
+    """Containers are interchangeable exactly when these are equal."""
+
+    model_config = ConfigDict(frozen=True)
+
+    image: str
+    runtime: Runtime
+    limits: Limits
+
+
+def container_config(
+    key: PoolKey, *, session: str, expires_at: float, idle_timeout_s: float
+) -> dict[str, Any]:
+    """Keyword arguments for docker's `containers.create`."""
+    limits = key.limits
+    uid = f"{SANDBOX_UID}:{SANDBOX_UID}"
+    return {
+        "image": key.image,
+        # -I: the runner ignores PYTHON* variables and the user site, whatever the image says.
+        "command": ["python3", "-I", RUNNER_PATH, str(idle_timeout_s)],
+        "user": uid,
+        "working_dir": WORK_DIR,
+        "hostname": "sandbox",
+        "stdin_open": True,
+        # detach=False is how docker-py sets StdinOnce: our attach socket closing (we crashed
+        # or were killed) ends the runner's stdin, so a pre-started container does not wait
+        # for a request that never comes.
+        "detach": False,
+        "tty": False,
+        "environment": {},
+        "network_mode": "none" if limits.network == "none" else "bridge",
+        "cap_drop": ["ALL"],
+        "security_opt": ["no-new-privileges:true"],
+        "read_only": True,
+        "tmpfs": {
+            WORK_DIR: _tmpfs(limits.work_mb, limits.work_inodes),
+            "/tmp": _tmpfs(limits.tmp_mb, limits.work_inodes),
+        },
+        "shm_size": f"{limits.shm_mb}m",
+        "ipc_mode": "private",
+        "mem_limit": f"{limits.memory_mb}m",
+        # Swap equal to memory: no swap at all, so a memory bomb is killed, not slowed down.
+        "memswap_limit": f"{limits.memory_mb}m",
+        "nano_cpus": int(limits.cpus * 1_000_000_000),
+        "pids_limit": limits.pids,
+        "ulimits": [{"Name": "nofile", "Soft": limits.nofile, "Hard": limits.nofile}],
+        "init": True,
+        "privileged": False,
+        "runtime": key.runtime,
+        # The runner's stdout carries the protocol; a json-file log would copy it to the
+        # daemon's disk, and a script that found a way to write there could fill it.
+        "log_config": {"Type": "none", "Config": {}},
+        "labels": {
+            LABEL: "1",
+            LABEL_SESSION: session,
+            LABEL_EXPIRES: str(int(expires_at)),
+        },
+    }
+
+
+def _tmpfs(size_mb: int, inodes: int) -> str:
+    uid = SANDBOX_UID
+    return (
+        f"rw,nosuid,nodev,noexec,size={size_mb}m,nr_inodes={inodes},"
+        f"uid={uid},gid={uid},mode=0700"
+    )

@@ -1,0 +1,155 @@
+"""Running one request on one prepared container and turning what comes back into an
+ExecutionResult. The wall-clock limit is enforced here, from outside the container."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from selfcorrect_action.errors import SandboxError
+from selfcorrect_action.sandbox import lifecycle
+from selfcorrect_action.sandbox.archive import extract_artifacts
+from selfcorrect_action.sandbox.lifecycle import Prepared
+from selfcorrect_action.sandbox.models import (
+    ArtifactRecord,
+    ExecutionRequest,
+    ExecutionResult,
+    StreamCapture,
+)
+from selfcorrect_action.sandbox.wire import (
+    DeadlineExceeded,
+    ProtocolViolation,
+    StreamClosed,
+    encode_request,
+    read_result,
+    read_started,
+)
+
+# The runner stops the script itself at timeout_s and still reports what it printed; we
+# kill the whole container only if the report has not come this much later.
+KILL_GRACE_S = 3.0
+STARTUP_TIMEOUT_S = 60.0
+ARTIFACT_TIMEOUT_S = 60.0
+SIGKILL = 9
+
+
+def execute(prepared: Prepared, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
+    stream = prepared.stream
+    stream.deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    try:
+        stream.send(encode_request(request, deadline_s=request.timeout_s))
+        read_started(stream)
+    except (DeadlineExceeded, StreamClosed, ProtocolViolation, OSError) as exc:
+        raise SandboxError(
+            f"the sandbox did not start the script ({type(exc).__name__}: {exc}); "
+            f"runner said: {bytes(stream.stderr[-500:]).decode(errors='replace') or 'nothing'}",
+            hint="rebuild the image with `selfcorrect sandbox build --force`",
+        ) from exc
+    started = time.monotonic()
+    stream.deadline = started + request.timeout_s + KILL_GRACE_S
+    try:
+        report = read_result(stream)
+    except DeadlineExceeded:
+        lifecycle.kill(prepared)
+        return _timed_out(request)
+    except StreamClosed:
+        return _runner_died(prepared, request, started)
+    except ProtocolViolation as exc:
+        lifecycle.kill(prepared)
+        return _broken(request, started, f"the runner's report was unreadable: {exc}")
+    stream.deadline = time.monotonic() + ARTIFACT_TIMEOUT_S
+    records, note = _artifacts(prepared, request, artifact_dir, report)
+    return _from_report(prepared, request, report, records, note)
+
+
+def _artifacts(
+    prepared: Prepared, request: ExecutionRequest, artifact_dir: Path, report: dict[str, Any]
+) -> tuple[list[ArtifactRecord], str | None]:
+    artifact_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        records, note = extract_artifacts(prepared.stream, artifact_dir, request.caps)
+    except DeadlineExceeded:
+        records, note = [], "artifacts did not arrive in time"
+    rejected = [
+        ArtifactRecord(path=str(item["path"])[:300], size=int(item.get("size", 0)),
+                       rejected=str(item.get("reason", "rejected"))[:200])
+        for item in report.get("rejected", [])[: request.caps.artifact_max_files]
+        if isinstance(item, dict) and "path" in item
+    ]
+    return records + rejected, note
+
+
+def _from_report(
+    prepared: Prepared,
+    request: ExecutionRequest,
+    report: dict[str, Any],
+    records: list[ArtifactRecord],
+    note: str | None,
+) -> ExecutionResult:
+    signal = _int_or_none(report.get("signal"))
+    oom_kills = _int_or_none(report.get("oom_kills"))
+    oom = bool(oom_kills)
+    if signal == SIGKILL and oom_kills is None:
+        # No cgroup counter inside (gVisor): ask the engine.
+        oom = lifecycle.oom_killed(prepared)
+    return ExecutionResult(
+        exit_code=_int_or_none(report.get("exit_code")),
+        signal=signal,
+        timed_out=bool(report.get("inner_timeout")),
+        oom_killed=oom,
+        duration_ms=_int_or_none(report.get("duration_ms")) or 0,
+        stdout=_capture(report.get("stdout")),
+        stderr=_capture(report.get("stderr")),
+        artifacts=records,
+        runtime=request.runtime,
+        sandbox_note=note,
+    )
+
+
+def _timed_out(request: ExecutionRequest) -> ExecutionResult:
+    return ExecutionResult(
+        timed_out=True,
+        signal=SIGKILL,
+        duration_ms=int(request.timeout_s * 1000),
+        runtime=request.runtime,
+        sandbox_note="the container was killed from outside after the time limit; "
+        "its output was lost with it",
+    )
+
+
+def _runner_died(prepared: Prepared, request: ExecutionRequest, started: float) -> ExecutionResult:
+    state = lifecycle.container_state(prepared)
+    oom = bool(state.get("OOMKilled"))
+    what = "ran out of memory" if oom else f"exited with status {state.get('ExitCode', '?')}"
+    return ExecutionResult(
+        signal=SIGKILL if oom else None,
+        oom_killed=oom,
+        duration_ms=int((time.monotonic() - started) * 1000),
+        runtime=request.runtime,
+        stderr=StreamCapture(text=bytes(prepared.stream.stderr).decode(errors="replace")),
+        sandbox_note=f"the sandbox's runner stopped before reporting: the container {what} "
+        "(the script may have killed it)",
+    )
+
+
+def _broken(request: ExecutionRequest, started: float, note: str) -> ExecutionResult:
+    return ExecutionResult(
+        duration_ms=int((time.monotonic() - started) * 1000),
+        runtime=request.runtime,
+        sandbox_note=note,
+    )
+
+
+def _capture(raw: Any) -> StreamCapture:
+    if not isinstance(raw, dict):
+        return StreamCapture()
+    return StreamCapture(
+        text=str(raw.get("text", ""))[: 512 * 1024],
+        total_bytes=_int_or_none(raw.get("total_bytes")) or 0,
+        truncated=bool(raw.get("truncated")),
+    )
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None

@@ -1,0 +1,94 @@
+"""Pre-started containers, so container start-up is off the critical path.
+
+Each container serves exactly one execution and is then destroyed; the pool refills in the
+background. Containers are grouped by PoolKey (image, runtime, limits): an execution only
+ever gets a container created for exactly its limits.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict, deque
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+
+from selfcorrect_action.sandbox.config import PoolKey
+from selfcorrect_action.sandbox.lifecycle import Prepared
+
+Factory = Callable[[PoolKey], Prepared]
+Destroyer = Callable[[Prepared], None]
+
+
+class WarmPool:
+    def __init__(
+        self, factory: Factory, destroy: Destroyer, *, size: int, executor: ThreadPoolExecutor
+    ) -> None:
+        self._factory = factory
+        self._destroy = destroy
+        self._size = size
+        self._executor = executor
+        self._ready: dict[PoolKey, deque[Prepared]] = defaultdict(deque)
+        self._pending: dict[PoolKey, int] = defaultdict(int)
+        self._lock = threading.Lock()
+        self._closed = False
+        self.errors: list[BaseException] = []
+
+    def warm(self, key: PoolKey) -> None:
+        """Start filling the pool for `key` up to its size, in the background."""
+        with self._lock:
+            missing = self._size - len(self._ready[key]) - self._pending[key]
+            if self._closed or missing <= 0:
+                return
+            self._pending[key] += missing
+        for _ in range(missing):
+            self._executor.submit(self._fill_one, key)
+
+    def acquire(self, key: PoolKey) -> Prepared:
+        """A started container for `key`: a warm one if there is one, else made now."""
+        prepared = self._pop_fresh(key)
+        self.warm(key)
+        return prepared if prepared is not None else self._factory(key)
+
+    def ready_count(self, key: PoolKey) -> int:
+        with self._lock:
+            return len(self._ready[key])
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            leftovers = [p for queue in self._ready.values() for p in queue]
+            self._ready.clear()
+        for prepared in leftovers:
+            self._destroy(prepared)
+
+    def _pop_fresh(self, key: PoolKey) -> Prepared | None:
+        stale = []
+        found = None
+        with self._lock:
+            queue = self._ready[key]
+            while queue and found is None:
+                candidate = queue.popleft()
+                if candidate.expired():
+                    stale.append(candidate)
+                else:
+                    found = candidate
+        for prepared in stale:
+            self._executor.submit(self._destroy, prepared)
+        return found
+
+    def _fill_one(self, key: PoolKey) -> None:
+        try:
+            prepared = self._factory(key)
+        except BaseException as exc:  # kept for the caller: a refill failure must not vanish
+            with self._lock:
+                self._pending[key] -= 1
+                self.errors.append(exc)
+            return
+        with self._lock:
+            self._pending[key] -= 1
+            if not self._closed:
+                self._ready[key].append(prepared)
+                return
+        self._destroy(prepared)
+
+

@@ -1,0 +1,174 @@
+"""The byte protocol between the client and sandbox/runner.py over the attach stream.
+
+Docker multiplexes a non-TTY attach stream in frames: an 8-byte header (stream id, three
+zero bytes, big-endian length) then the payload. `AttachStream` undoes that and exposes the
+runner's stdout as a bounded, deadline-aware byte reader.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import socket
+import struct
+import tarfile
+import time
+from typing import Any
+
+from selfcorrect_action.sandbox.models import ExecutionRequest
+
+_STDOUT, _STDERR = 1, 2
+MAX_RESULT_HEADER = 2 * 1024 * 1024
+STDERR_KEEP = 8192
+
+
+class StreamClosed(Exception):
+    """The container closed its stdout before the runner finished its report."""
+
+
+class DeadlineExceeded(Exception):
+    """Nothing arrived in time."""
+
+
+class ProtocolViolation(Exception):
+    """The runner's output did not follow the wire format (or was too large)."""
+
+
+def encode_request(request: ExecutionRequest, *, deadline_s: float) -> bytes:
+    header = {
+        "argv": request.argv,
+        "env": request.env,
+        "deadline_s": deadline_s,
+        "caps": request.caps.model_dump(),
+    }
+    header_bytes = json.dumps(header).encode()
+    payload = _tar_inputs(request)
+    preamble = b"SELFCORRECT-REQ 1 %d %d\n" % (len(header_bytes), len(payload))
+    return preamble + header_bytes + payload
+
+
+def _tar_inputs(request: ExecutionRequest) -> bytes:
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as archive:
+        for item in request.files:
+            info = tarfile.TarInfo(item.path)
+            info.size, info.mode = len(item.data), item.mode
+            archive.addfile(info, io.BytesIO(item.data))
+    return buffer.getvalue()
+
+
+class AttachStream:
+    """Reads the runner's stdout out of a docker attach socket, keeping a little of its
+    stderr (the runner's own crash message, if any) aside."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self._sock = sock
+        self._buffer = bytearray()
+        self._eof = False
+        self.stderr = bytearray()
+        self.deadline: float | None = None
+
+    def send(self, data: bytes) -> None:
+        self._sock.settimeout(self._remaining())
+        self._sock.sendall(data)
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self._sock.close()
+
+    def read_line(self, limit: int) -> bytes:
+        while b"\n" not in self._buffer:
+            if len(self._buffer) > limit:
+                raise ProtocolViolation(f"expected a line, got {len(self._buffer)} bytes")
+            self._fill()
+        line, _, rest = bytes(self._buffer).partition(b"\n")
+        self._buffer[:] = rest
+        return line
+
+    def read_exact(self, size: int) -> bytes:
+        while len(self._buffer) < size:
+            self._fill()
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def read(self, size: int = -1) -> bytes:
+        """File-like read for tarfile's stream mode: returns b'' at EOF."""
+        if size < 0:
+            size = 1 << 20
+        while not self._buffer and not self._eof:
+            try:
+                self._fill()
+            except StreamClosed:
+                break
+        data = bytes(self._buffer[:size])
+        del self._buffer[:size]
+        return data
+
+    def _fill(self) -> None:
+        if self._eof:
+            raise StreamClosed
+        kind, size = self._frame_header()
+        payload = self._recv_exact(size)
+        if kind == _STDERR:
+            room = STDERR_KEEP - len(self.stderr)
+            self.stderr += payload[: max(0, room)]
+        else:
+            self._buffer += payload
+
+    def _frame_header(self) -> tuple[int, int]:
+        header = self._recv_exact(8, allow_eof=True)
+        if not header:
+            self._eof = True
+            raise StreamClosed
+        kind, size = struct.unpack(">BxxxL", header)
+        return kind, size
+
+    def _recv_exact(self, size: int, *, allow_eof: bool = False) -> bytes:
+        chunks, remaining = [], size
+        while remaining:
+            self._sock.settimeout(self._remaining())
+            try:
+                chunk = self._sock.recv(min(remaining, 1 << 20))
+            except TimeoutError as exc:
+                raise DeadlineExceeded from exc
+            if not chunk:
+                if allow_eof and remaining == size:
+                    return b""
+                self._eof = True
+                raise StreamClosed
+            chunks.append(chunk)
+            remaining -= len(chunk)
+        return b"".join(chunks)
+
+    def _remaining(self) -> float | None:
+        if self.deadline is None:
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise DeadlineExceeded
+        return left
+
+
+def read_started(stream: AttachStream) -> None:
+    line = stream.read_line(64)
+    if line != b"STARTED":
+        raise ProtocolViolation(f"expected STARTED, got {line[:64]!r}")
+
+
+def read_result(stream: AttachStream) -> dict[str, Any]:
+    line = stream.read_line(64)
+    parts = line.split()
+    if len(parts) != 2 or parts[0] != b"RESULT" or not parts[1].isdigit():
+        raise ProtocolViolation(f"expected RESULT <length>, got {line[:64]!r}")
+    size = int(parts[1])
+    if size > MAX_RESULT_HEADER:
+        raise ProtocolViolation(f"result header of {size} bytes exceeds the cap")
+    try:
+        report = json.loads(stream.read_exact(size))
+    except ValueError as exc:
+        raise ProtocolViolation(f"result header is not JSON: {exc}") from exc
+    if not isinstance(report, dict):
+        raise ProtocolViolation("result header is not a JSON object")
+    return report
