@@ -43,6 +43,7 @@ _DESCRIPTIONS = {
     "csv": "CSV text",
     "txt": "text",
     "binary": "binary data",
+    "non_utf8_text": "text that is not UTF-8",
 }
 
 TEXT_KINDS = frozenset({"svg", "html", "json", "csv", "txt"})
@@ -55,7 +56,7 @@ def read_head(path: Path, size: int = SNIFF_BYTES) -> bytes:
 
 def detect_kind(path: Path) -> str:
     """One of: empty, png, jpeg, gif, pdf, zip, gzip, riff, npy, svg, html, json, csv, txt,
-    binary. For reports only; the kind checks look at the bytes themselves."""
+    non_utf8_text, binary. For reports only; the kind checks look at the bytes themselves."""
     return sniff(read_head(path))
 
 
@@ -66,9 +67,9 @@ def sniff(head: bytes) -> str:
         if head.startswith(magic):
             return kind
     text = _as_text(head)
-    if text is None:
-        return "binary"
-    return _text_kind(text)
+    if text is not None:
+        return _text_kind(text)
+    return "non_utf8_text" if _looks_like_8bit_text(head) else "binary"
 
 
 def describe(head: bytes) -> str:
@@ -78,6 +79,8 @@ def describe(head: bytes) -> str:
         return f"{_DESCRIPTIONS[kind]} starting {snippet(_as_text(head) or '')}"
     if kind == "binary":
         return f"binary data starting {head[:8].hex(' ')}"
+    if kind == "non_utf8_text":
+        return f"{_DESCRIPTIONS[kind]}, starting {snippet(head.decode('latin-1'))}"
     return _DESCRIPTIONS[kind]
 
 
@@ -98,6 +101,11 @@ def _as_text(head: bytes) -> str | None:
     if "\x00" in text:
         return None
     return text
+
+
+def _looks_like_8bit_text(head: bytes) -> bool:
+    """Latin-1 or cp1252 text (Excel's CSV export): no control bytes but tab and line ends."""
+    return not any(byte < 0x20 and byte not in b"\t\r\n" for byte in head)
 
 
 def _text_kind(text: str) -> str:

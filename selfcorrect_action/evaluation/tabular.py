@@ -12,15 +12,15 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TextIO
+from typing import BinaryIO
 
 from selfcorrect_action.contract import ArtifactSpec
 from selfcorrect_action.evaluation import checks
 from selfcorrect_action.evaluation.sniff import TEXT_KINDS, describe, read_head, sniff
 from selfcorrect_action.taxonomy import Check
 
-CSV_MAX_CHARS = 64 * 1024 * 1024
-CSV_MAX_LINE_CHARS = 1024 * 1024
+CSV_MAX_BYTES = 64 * 1024 * 1024
+CSV_MAX_LINE_BYTES = 1024 * 1024
 CSV_FIELD_LIMIT = 1024 * 1024
 
 
@@ -52,9 +52,7 @@ def check_csv(spec: ArtifactSpec, file: Path) -> list[Check]:
 
 
 def _scan(file: Path, *, enough_rows: int) -> _Scan:
-    # utf-8-sig: pandas' to_csv(encoding="utf-8-sig") writes a BOM that would otherwise stick
-    # to the first column name.
-    with _field_limit(CSV_FIELD_LIMIT), file.open(encoding="utf-8-sig", newline="") as handle:
+    with _field_limit(CSV_FIELD_LIMIT), file.open("rb") as handle:
         rows = csv.reader(_bounded_lines(handle))
         try:
             header = _first_non_blank(rows)
@@ -68,8 +66,6 @@ def _scan(file: Path, *, enough_rows: int) -> _Scan:
             return _Scan(header, count)
         except csv.Error as exc:
             raise _Unreadable(f"found malformed CSV: {exc}") from exc
-        except UnicodeDecodeError as exc:
-            raise _Unreadable(f"found bytes that are not UTF-8: {exc.reason}") from exc
 
 
 def _first_non_blank(rows: Iterator[list[str]]) -> list[str] | None:
@@ -83,15 +79,29 @@ def _is_data(row: list[str]) -> bool:
     return any(cell.strip() for cell in row)
 
 
-def _bounded_lines(handle: TextIO) -> Iterator[str]:
+def _bounded_lines(handle: BinaryIO) -> Iterator[str]:
+    """Lines decoded one at a time, so bytes after the last row needed are never decoded."""
     consumed = 0
-    while line := handle.readline(CSV_MAX_LINE_CHARS):
-        if len(line) >= CSV_MAX_LINE_CHARS and not line.endswith("\n"):
-            raise _Unreadable(f"found a line longer than {CSV_MAX_LINE_CHARS:,} characters")
+    number = 0
+    while line := handle.readline(CSV_MAX_LINE_BYTES):
+        number += 1
+        if len(line) >= CSV_MAX_LINE_BYTES and not line.endswith(b"\n"):
+            raise _Unreadable(f"found a line longer than {CSV_MAX_LINE_BYTES:,} bytes")
         consumed += len(line)
-        if consumed > CSV_MAX_CHARS:
-            raise _Unreadable(f"stopped after {CSV_MAX_CHARS:,} characters without an answer")
-        yield line
+        if consumed > CSV_MAX_BYTES:
+            raise _Unreadable(f"stopped after {CSV_MAX_BYTES:,} bytes without an answer")
+        yield _decode(line, number)
+
+
+def _decode(line: bytes, number: int) -> str:
+    # utf-8-sig on the first line: pandas' to_csv(encoding="utf-8-sig") writes a BOM that would
+    # otherwise stick to the first column name.
+    try:
+        return line.decode("utf-8-sig" if number == 1 else "utf-8")
+    except UnicodeDecodeError as exc:
+        raise _Unreadable(
+            f"found bytes that are not UTF-8 on line {number:,} (byte {line[exc.start]:#04x})"
+        ) from exc
 
 
 @contextmanager

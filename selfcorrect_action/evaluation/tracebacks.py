@@ -20,6 +20,9 @@ MAX_LINE_CHARS = 4096
 # traceback would otherwise be swallowed into the message without bound.
 MAX_MESSAGE_LINES = 20
 MAX_MESSAGE_CHARS = 2000
+# Links of one exception chain kept: the first ones (the root cause) and the most recent ones.
+# Without a cap, a script that chains in a loop makes every link copy all earlier ones.
+MAX_CHAIN = 10
 
 _HEADER = "Traceback (most recent call last):"
 _CHAIN_MARKERS = frozenset(
@@ -35,6 +38,9 @@ _FRAME = re.compile(r'\s*File "([^"\n]*)", line (\d+)(?:, in (.*))?\s*$')
 # Qualified names can carry `<locals>` for classes defined inside functions.
 _EXCEPTION = re.compile(r"([A-Za-z_][\w.<>]*)(?::(?: (.*))?)?\s*$")
 _CARETS = frozenset("^~ ")
+# What the sandbox runner puts where it dropped the middle of a long stream. The line after it
+# usually starts mid-line, so it may be garbage even inside a traceback.
+_OMISSION = re.compile(r"\[\.\.\. [\d,]+ bytes omitted \.\.\.\]\s*$")
 
 
 @dataclass(frozen=True)
@@ -144,10 +150,17 @@ class _Parser:
         self.chain: list[Traceback] = []
         self.chain_open = False  # a chain marker was seen since the last completed block
         self.last: Traceback | None = None
+        self.after_cut = False
 
     def feed(self, line: str) -> None:
+        after_cut, self.after_cut = self.after_cut, False
         stripped = line.strip()
-        if stripped in _CHAIN_MARKERS:
+        if _OMISSION.match(stripped):
+            # Keep reading the same traceback across the cut: its exception line is in the tail.
+            self.after_cut = True
+        elif after_cut and not _FRAME.match(line) and not _EXCEPTION.match(line):
+            return
+        elif stripped in _CHAIN_MARKERS:
             self._complete()
             self.chain_open = True
         elif line.rstrip().endswith(_HEADER):
@@ -207,5 +220,7 @@ class _Parser:
             return
         tb = block.build(tuple(self.chain))
         self.chain.append(tb)
+        if len(self.chain) > MAX_CHAIN:
+            del self.chain[MAX_CHAIN // 2]
         self.chain_open = False
         self.last = tb
