@@ -81,9 +81,10 @@ def _exists(spec: ArtifactSpec, record: ArtifactRecord | None, written: Sequence
 def _not_written(path: str, written: Sequence[str]) -> str:
     detail = "expected the script to write this file, found no such file in the work dir"
     names = [_normalise(name) for name in written]
-    near = difflib.get_close_matches(_normalise(path), names, n=3, cutoff=0.6)
+    by_folded = {name.casefold(): name for name in names}  # "Chart.PNG" is a near miss too
+    near = difflib.get_close_matches(_normalise(path).casefold(), list(by_folded), cutoff=0.6)
     if near:
-        return f"{detail}; similar names written: {checks.listing(near)}"
+        return f"{detail}; similar names written: {checks.listing([by_folded[n] for n in near])}"
     return f"{detail}; files written: {checks.listing(names, limit=8)}"
 
 
