@@ -21,6 +21,8 @@ Outcome = tuple[Category, str]
 _SYNTAX = frozenset({"SyntaxError", "IndentationError", "TabError"})
 _NO_MODULE = re.compile(r"No module named '([^']+)'")
 _CANNOT_IMPORT = re.compile(r"cannot import name '([^']+)' from '([^']+)'")
+# CalledProcessError: "Command 'convert a.png b.jpg' ..." or "Command '['convert', 'a.png']' ..."
+_COMMAND = re.compile(r"Command '\[?'?([^' \]]+)")
 _QUOTED_PATH = re.compile(r"\[Errno -?\d+\] [^:]*: '([^']*)'")
 
 _RESOURCE_MESSAGES: tuple[tuple[str, str], ...] = (
@@ -116,7 +118,11 @@ def _missing_module(tb: Traceback, script_name: str) -> Outcome | None:
 
 def _missing_executable(tb: Traceback, script_name: str) -> Outcome | None:
     if "returned non-zero exit status 127" in tb.message:
-        return Category.ENVIRONMENT, "a command run through the shell was not found (status 127)"
+        found = _COMMAND.search(tb.message)
+        program = repr(found.group(1)) if found else "the command"
+        return Category.ENVIRONMENT, (
+            f"{program} was not found (status 127): it is not installed in the sandbox image"
+        )
     from_subprocess = any(frame.file.endswith("subprocess.py") for frame in tb.frames)
     if not from_subprocess or tb.exc_name not in {"FileNotFoundError", "PermissionError"}:
         return None
@@ -188,7 +194,7 @@ def _runtime_reason(tb: Traceback) -> str:
         return "an assertion in the script failed"
     if tb.exc_name == "RecursionError":
         return "unbounded recursion in the script"
-    return "an exception escaped the script's own code"
+    return "an uncaught exception in the script"
 
 
 def _quoted_path(message: str) -> str | None:
