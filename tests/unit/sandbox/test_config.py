@@ -1,0 +1,59 @@
+from __future__ import annotations
+
+from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES, PoolKey, container_config
+from selfcorrect_action.sandbox.models import Limits
+
+
+def _config(**limits: object) -> dict:
+    key = PoolKey(image="img:1", runtime="runc", limits=Limits(**limits))  # type: ignore[arg-type]
+    return container_config(key, session="s1", expires_at=1234.9, idle_timeout_s=60)
+
+
+def test_hardening_is_always_on() -> None:
+    config = _config()
+    assert config["cap_drop"] == ["ALL"]
+    assert config["security_opt"] == ["no-new-privileges:true"]
+    assert config["read_only"] is True
+    assert config["privileged"] is False
+    assert config["init"] is True
+    assert config["tty"] is False
+    assert config["user"] == "10001:10001"
+    assert config["environment"] == {}
+    assert config["network_mode"] == "none"
+    assert config["log_config"]["Type"] == "none"
+    assert "volumes" not in config and "mounts" not in config
+
+
+def test_limits_map_to_engine_settings() -> None:
+    config = _config(memory_mb=256, cpus=0.5, pids=64, nofile=100, work_mb=10, work_inodes=99)
+    assert config["mem_limit"] == config["memswap_limit"] == "256m"
+    assert config["nano_cpus"] == 500_000_000
+    assert config["pids_limit"] == 64
+    assert config["ulimits"] == [{"Name": "nofile", "Soft": 100, "Hard": 100}]
+    work = config["tmpfs"]["/work"]
+    assert "size=10m" in work and "nr_inodes=99" in work and "noexec" in work
+    assert "uid=10001" in work and "mode=0700" in work
+
+
+def test_open_network_uses_the_bridge() -> None:
+    assert _config(network="open")["network_mode"] == "bridge"
+
+
+def test_labels_carry_session_and_expiry() -> None:
+    labels = _config()["labels"]
+    assert labels[LABEL] == "1"
+    assert labels[LABEL_EXPIRES] == "1234"
+
+
+def test_runner_gets_its_idle_timeout_and_isolated_mode() -> None:
+    command = _config()["command"]
+    assert command[:2] == ["python3", "-I"]
+    assert command[-1] == "60"
+
+
+def test_equal_limits_share_a_pool_key() -> None:
+    a = PoolKey(image="i", runtime="runc", limits=Limits(memory_mb=256))
+    b = PoolKey(image="i", runtime="runc", limits=Limits(memory_mb=256))
+    c = PoolKey(image="i", runtime="runsc", limits=Limits(memory_mb=256))
+    assert a == b and hash(a) == hash(b)
+    assert a != c

@@ -1,0 +1,115 @@
+"""The attach-stream protocol over a real socket pair standing in for the engine."""
+
+from __future__ import annotations
+
+import io
+import json
+import socket
+import struct
+import tarfile
+import time
+
+import pytest
+
+from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
+from selfcorrect_action.sandbox.wire import (
+    AttachStream,
+    DeadlineExceeded,
+    ProtocolViolation,
+    StreamClosed,
+    encode_request,
+    read_result,
+    read_started,
+)
+
+
+def _frame(kind: int, payload: bytes) -> bytes:
+    return struct.pack(">BxxxL", kind, len(payload)) + payload
+
+
+@pytest.fixture
+def pair():  # type: ignore[no-untyped-def]
+    ours, engine = socket.socketpair()
+    yield AttachStream(ours), engine
+    ours.close()
+    engine.close()
+
+
+def test_request_carries_header_and_inputs() -> None:
+    request = ExecutionRequest(
+        argv=["python3", "s.py"], files=[InputFile(path="d/s.py", data=b"\x10\x11print(1)")]
+    )
+    data = encode_request(request, deadline_s=7)
+    preamble, _, rest = data.partition(b"\n")
+    magic, version, header_len, tar_len = preamble.split()
+    assert (magic, version) == (b"SELFCORRECT-REQ", b"1")
+    header = json.loads(rest[: int(header_len)])
+    assert header["argv"] == ["python3", "s.py"] and header["deadline_s"] == 7
+    assert len(rest) == int(header_len) + int(tar_len)
+    with tarfile.open(fileobj=io.BytesIO(rest[int(header_len) :])) as archive:
+        member = archive.extractfile("d/s.py")
+        assert member is not None and member.read() == b"\x10\x11print(1)"
+
+
+def test_frames_are_demultiplexed_across_odd_boundaries(pair) -> None:  # type: ignore[no-untyped-def]
+    stream, engine = pair
+    body = json.dumps({"exit_code": 0}).encode()
+    wire = (
+        _frame(1, b"STAR") + _frame(2, b"runner warning\n") + _frame(1, b"TED\nRESULT ")
+        + _frame(1, b"%d\n" % len(body) + body) + _frame(1, b"tail")
+    )
+    for i in range(0, len(wire), 3):  # dribble the bytes in
+        engine.sendall(wire[i : i + 3])
+    engine.shutdown(socket.SHUT_WR)
+    read_started(stream)
+    assert read_result(stream) == {"exit_code": 0}
+    assert stream.read() == b"tail"
+    assert stream.read() == b""
+    assert bytes(stream.stderr) == b"runner warning\n"
+
+
+def test_deadline_is_enforced(pair) -> None:  # type: ignore[no-untyped-def]
+    stream, engine = pair
+    engine.sendall(_frame(1, b"STARTED\n"))
+    stream.deadline = time.monotonic() + 0.2
+    read_started(stream)
+    began = time.monotonic()
+    with pytest.raises(DeadlineExceeded):
+        read_result(stream)
+    assert time.monotonic() - began < 1
+
+
+def test_eof_before_result_is_stream_closed(pair) -> None:  # type: ignore[no-untyped-def]
+    stream, engine = pair
+    engine.sendall(_frame(1, b"STARTED\n") + _frame(1, b"RES"))
+    engine.close()
+    read_started(stream)
+    with pytest.raises(StreamClosed):
+        read_result(stream)
+
+
+@pytest.mark.parametrize(
+    "payload",
+    [b"RESULT x\n", b"HELLO\n", b"RESULT 99999999999\n", b"RESULT 3\n[1]", b"RESULT 3\n{x}"],
+)
+def test_malformed_results_are_protocol_violations(pair, payload: bytes) -> None:  # type: ignore[no-untyped-def]
+    stream, engine = pair
+    engine.sendall(_frame(1, payload))
+    with pytest.raises(ProtocolViolation):
+        read_result(stream)
+
+
+def test_a_line_flood_is_a_protocol_violation(pair) -> None:  # type: ignore[no-untyped-def]
+    stream, engine = pair
+    engine.sendall(_frame(1, b"x" * 10_000))
+    with pytest.raises(ProtocolViolation):
+        read_started(stream)
+
+
+def test_stderr_kept_is_bounded(pair) -> None:  # type: ignore[no-untyped-def]
+    stream, engine = pair
+    for _ in range(10):
+        engine.sendall(_frame(2, b"e" * 4096))
+    engine.sendall(_frame(1, b"STARTED\n"))
+    read_started(stream)
+    assert len(stream.stderr) == 8192
