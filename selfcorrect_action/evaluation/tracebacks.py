@@ -196,6 +196,8 @@ class _Parser:
 
     def _frames_line(self, line: str) -> None:
         assert self.block is not None
+        if not line.strip():
+            return  # frames never hold blank lines, but a stream cut can leave one
         if line[:1].isspace():
             self.block.add_source(line)
             return

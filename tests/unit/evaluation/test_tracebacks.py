@@ -220,6 +220,8 @@ def test_truncated_stream_keeps_the_tail_traceback() -> None:
     assert tb is not None
     assert tb.exc_type == "RecursionError"
     assert tb.frames[-1] == Frame("/work/r.py", 3, "f", "return f(n)")
+    # The cut does not end the traceback: the head's outer frames are kept.
+    assert [frame.line for frame in tb.frames] == [9, 3]
 
 
 def test_header_cut_off_by_truncation_still_parses() -> None:
