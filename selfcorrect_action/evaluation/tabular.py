@@ -16,12 +16,14 @@ from typing import BinaryIO
 
 from selfcorrect_action.contract import ArtifactSpec
 from selfcorrect_action.evaluation import checks
-from selfcorrect_action.evaluation.sniff import TEXT_KINDS, describe, read_head, sniff
+from selfcorrect_action.evaluation.sniff import describe, read_head, sniff
 from selfcorrect_action.taxonomy import Check
 
 CSV_MAX_BYTES = 64 * 1024 * 1024
 CSV_MAX_LINE_BYTES = 1024 * 1024
 CSV_FIELD_LIMIT = 1024 * 1024
+# What sniffing may call a CSV: one column has no comma, and a header may start with "[".
+_CSV_LIKE = frozenset({"csv", "txt", "json"})
 
 
 class _Unreadable(Exception):
@@ -36,7 +38,7 @@ class _Scan:
 
 def check_csv(spec: ArtifactSpec, file: Path) -> list[Check]:
     head = read_head(file)
-    if sniff(head) not in TEXT_KINDS - {"html"}:
+    if sniff(head) not in _CSV_LIKE:
         return [checks.failed(spec.path, "kind", f"expected CSV text, found {describe(head)}")]
     try:
         scan = _scan(file, enough_rows=spec.min_rows or 0)

@@ -123,6 +123,7 @@ def test_field_size_limit_is_restored(write) -> None:  # type: ignore[no-untyped
         (b"", "found an empty file"),
         ("<!DOCTYPE html><html><body>502 Bad Gateway</body></html>", "found an HTML page starting"),
         (b"\x00\x01\x02binary\x00", "found binary data starting 00 01 02"),
+        ('<svg xmlns="http://www.w3.org/2000/svg"/>', "found an SVG document starting"),
     ],
 )
 def test_not_csv(write, content: bytes | str, found: str) -> None:  # type: ignore[no-untyped-def]
@@ -146,3 +147,8 @@ def test_latin1_bytes_are_not_utf8(write) -> None:  # type: ignore[no-untyped-de
     file = write("s.csv", "city,total\nM\u00fcnchen,3\n".encode("latin-1"))
     passed, detail = _checks(file, min_rows=1)["kind"]
     assert not passed and "not UTF-8" in detail
+
+
+def test_single_column_csv(write) -> None:  # type: ignore[no-untyped-def]
+    results = _checks(write("s.csv", "name\nada\ngrace\n"), columns=["name"], min_rows=2)
+    assert all(passed for passed, _ in results.values())
