@@ -1,0 +1,34 @@
+"""Render the Jinja2 templates shipped in templates/ (prompts/ and reports/).
+
+Prompts are never assembled by string concatenation in code: the wording lives in a template
+where it can be read and reviewed as a whole.
+"""
+
+from __future__ import annotations
+
+import functools
+
+import jinja2
+
+from selfcorrect_action.resources import templates_dir
+
+
+@functools.cache
+def environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.FileSystemLoader(templates_dir()),
+        # A misspelt variable must fail the render, not send the model an empty gap.
+        undefined=jinja2.StrictUndefined,
+        # Prompts and Markdown are not HTML: escaping would send the model "&lt;" for "<".
+        autoescape=jinja2.select_autoescape(
+            enabled_extensions=("html", "xml"), default_for_string=False, default=False
+        ),
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def render(name: str, **context: object) -> str:
+    """Render ``templates/<name>``, e.g. ``render("prompts/json_repair.j2", problem=...)``."""
+    return environment().get_template(name).render(**context)
