@@ -1,0 +1,1 @@
+"""The self-correction loop: one RunState, pure steps over it, one orchestrator."""

@@ -1,0 +1,96 @@
+"""Token and cost budgets, checked before every LLM call, never after the money is spent.
+
+A call's worst case is its prompt plus its max_tokens, so every request carries a max_tokens
+that fits what is left; the prompt is estimated on the safe side (3 characters a token,
+where English text and code average closer to 4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from selfcorrect_action.llm.models import ChatMessage
+from selfcorrect_action.loop.state import LLMCall, Usage
+
+CHARS_PER_TOKEN = 3
+TOKENS_PER_MESSAGE = 8
+# Below this, an answer would be cut off mid-file: not worth paying for.
+MIN_COMPLETION_TOKENS = 256
+
+PriceFn = Callable[[str, int, int], float | None]
+
+
+@dataclass(frozen=True)
+class TokenBudget:
+    tokens: int
+    cost_usd: float | None = None
+
+
+class BudgetExhausted(Exception):
+    """The next call could overrun the token budget or the cost cap."""
+
+
+def estimate_prompt_tokens(messages: Sequence[ChatMessage]) -> int:
+    chars = sum(len(message.content) for message in messages)
+    return -(-chars // CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * len(messages)
+
+
+def allowed_completion(
+    usage: Usage,
+    budget: TokenBudget,
+    *,
+    model: str,
+    prompt_tokens: int,
+    wanted: int,
+    price: PriceFn,
+) -> int:
+    """The max_tokens to send with the next call, or BudgetExhausted if even a useful
+    minimum would not fit in the tokens or the cost cap left."""
+    left = budget.tokens - usage.tokens - prompt_tokens
+    allowed = min(wanted, left)
+    if allowed < MIN_COMPLETION_TOKENS:
+        raise BudgetExhausted(
+            f"token budget: {usage.tokens:,} of {budget.tokens:,} used; the next call needs "
+            f"about {prompt_tokens + MIN_COMPLETION_TOKENS:,} more"
+        )
+    if budget.cost_usd is not None:
+        allowed = _fit_cost(usage, budget.cost_usd, model, prompt_tokens, allowed, price)
+    return allowed
+
+
+def _fit_cost(
+    usage: Usage, cap: float, model: str, prompt_tokens: int, allowed: int, price: PriceFn
+) -> int:
+    worst = price(model, prompt_tokens, allowed)
+    if worst is None:
+        return allowed  # unpriced model (or a replay without prices): the token cap rules
+    left = cap - usage.cost_usd
+    if worst <= left:
+        return allowed
+    minimum = price(model, prompt_tokens, MIN_COMPLETION_TOKENS) or 0.0
+    if minimum > left:
+        raise BudgetExhausted(
+            f"cost cap: ${usage.cost_usd:.4f} of ${cap:.2f} spent; the next call could cost "
+            f"${minimum:.4f} or more"
+        )
+    # Shrink the completion allowance until its worst case fits the money left.
+    low, high = MIN_COMPLETION_TOKENS, allowed
+    while low < high:
+        middle = (low + high + 1) // 2
+        if (price(model, prompt_tokens, middle) or 0.0) <= left:
+            low = middle
+        else:
+            high = middle - 1
+    return low
+
+
+def add_call(usage: Usage, call: LLMCall) -> Usage:
+    return usage.model_copy(
+        update={
+            "tokens": usage.tokens + call.prompt_tokens + call.completion_tokens,
+            "cost_usd": usage.cost_usd + call.cost_usd,
+            "cost_known": usage.cost_known and call.cost_known,
+            "llm_calls": usage.llm_calls + 1,
+        }
+    )

@@ -1,0 +1,173 @@
+"""The single run state every step reads and returns, and the records inside it.
+
+It is also the audit trail: run.json is this model dumped (see SCHEMA_VERSION), and AUDIT.md
+is rendered from it, so nothing the report says can drift from what the loop did.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from selfcorrect_action.contract import ExecutionContract
+from selfcorrect_action.llm.models import ModelTiers, Tier
+from selfcorrect_action.sandbox.models import ExecutionResult
+from selfcorrect_action.taxonomy import Category, Verdict
+
+SCHEMA_VERSION = 1
+
+
+class Status(StrEnum):
+    RUNNING = "running"
+    PASSED = "passed"
+    EXHAUSTED = "exhausted"  # a retry, token or cost budget ran out
+    STOPPED = "stopped"  # no progress (or a cycle) even after escalating
+    ERROR = "error"  # infrastructure: sandbox, LLM API, a bug
+
+
+class Strategy(StrEnum):
+    INITIAL = "initial"
+    PATCH = "patch"  # fix the same approach
+    RETHINK = "rethink"  # a different approach
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class LLMCall(_Record):
+    purpose: str
+    model: str
+    prompt_tokens: int
+    completion_tokens: int
+    cost_usd: float
+    cost_known: bool
+    latency_ms: int
+    replayed: bool
+
+
+class TestOutcome(_Record):
+    """One spec test's result, distilled from pytest's junit XML."""
+
+    test_id: str
+    outcome: Literal["passed", "failed", "error", "skipped"]
+    message: str = ""
+    detail: str = ""  # the assertion / exception part of pytest's report, bounded
+
+
+class JudgeOutcome(_Record):
+    passed: bool
+    reasoning: str
+    unmet_criteria: list[str] = Field(default_factory=list)
+    raw_verdict: str = ""
+
+
+class Progress(_Record):
+    """How far an attempt got; compared as a tuple, larger is better."""
+
+    layer: int = 0  # 0 nothing ran, 1 executed cleanly, 2 contract + tests passed, 3 judge passed
+    tests_passed: int = 0
+    checks_passed: int = 0
+
+    def key(self) -> tuple[int, int, int]:
+        return (self.layer, self.tests_passed, self.checks_passed)
+
+
+class RepairPacket(_Record):
+    """What the next generation is told about this attempt's failure: distilled, bounded."""
+
+    attempt: int
+    max_attempts: int
+    strategy: Strategy
+    category: Category
+    evidence: str
+    failing_tests: list[TestOutcome] = Field(default_factory=list)
+    failed_checks: list[str] = Field(default_factory=list)
+    location: str = ""  # "script.py:12 in main: <source line>"
+    judge_reasoning: str = ""
+    already_tried: list[str] = Field(default_factory=list)
+    output_excerpt: str = ""
+
+
+class Attempt(_Record):
+    index: int  # 1-based
+    strategy: Strategy
+    tier: Tier
+    model: str
+    code: str
+    code_sha: str
+    base_attempt: int | None = None  # the attempt whose code this one repaired
+    cycle_of: int | None = None  # set when the code equals an earlier attempt's (not re-run)
+    execution: ExecutionResult | None = None
+    test_execution: ExecutionResult | None = None
+    tests: list[TestOutcome] = Field(default_factory=list)
+    verdict: Verdict | None = None
+    judge: JudgeOutcome | None = None
+    progress: Progress = Field(default_factory=Progress)
+    packet: RepairPacket | None = None  # the repair packet that followed this attempt
+    llm_calls: list[LLMCall] = Field(default_factory=list)
+    duration_ms: int = 0
+
+
+class Usage(_Record):
+    patch_attempts: int = 0
+    rethink_attempts: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    cost_known: bool = True
+    llm_calls: int = 0
+
+
+class NextStep(_Record):
+    """What reflect decided: the generation the next attempt makes."""
+
+    strategy: Strategy
+    tier: Tier
+    base_attempt: int | None = None
+    reason: str = ""
+
+
+class PlanRecord(_Record):
+    approach: str = ""
+    filled_fields: list[str] = Field(default_factory=list)  # contract fields the planner set
+    wrote_tests: bool = False
+    llm_calls: list[LLMCall] = Field(default_factory=list)
+
+
+class RunState(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    started_at: str
+    finished_at: str | None = None
+    spec_source: str
+    spec: dict  # the TaskSpec as written (model_dump), kept verbatim for the audit trail
+    prompt: str
+    kind: Literal["script", "function"]
+    output_name: str
+    contract: ExecutionContract
+    tests: dict[str, str] = Field(default_factory=dict)  # frozen test files: name -> content
+    inputs: list[str] = Field(default_factory=list)
+    models: ModelTiers
+    replayed: bool = False
+    plan: PlanRecord | None = None
+    attempts: list[Attempt] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    next_step: NextStep | None = None
+    status: Status = Status.RUNNING
+    stop_reason: str = ""
+    guidance: str = ""  # extra guidance from a `/selfcorrect retry` comment or --guidance
+
+    @property
+    def last(self) -> Attempt | None:
+        return self.attempts[-1] if self.attempts else None
+
+    def best(self) -> Attempt | None:
+        """The attempt that got furthest (earliest on ties): repairs restart from it."""
+        if not self.attempts:
+            return None
+        ran = [a for a in self.attempts if a.cycle_of is None] or self.attempts
+        return max(ran, key=lambda a: (a.progress.key(), -a.index))

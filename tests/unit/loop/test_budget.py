@@ -1,0 +1,99 @@
+"""Token and cost guards: checked before a call, sized so the worst case still fits."""
+
+from __future__ import annotations
+
+import pytest
+
+from selfcorrect_action.llm.models import ChatMessage
+from selfcorrect_action.loop.budget import (
+    MIN_COMPLETION_TOKENS,
+    BudgetExhausted,
+    TokenBudget,
+    add_call,
+    allowed_completion,
+    estimate_prompt_tokens,
+)
+from selfcorrect_action.loop.state import LLMCall, Usage
+
+
+def per_token(rate_in: float, rate_out: float):  # type: ignore[no-untyped-def]
+    return lambda model, p, c: p * rate_in + c * rate_out
+
+
+def unpriced(model: str, p: int, c: int) -> None:
+    return None
+
+
+def test_prompt_estimate_errs_on_the_high_side() -> None:
+    messages = [ChatMessage(role="user", content="x" * 4000)]
+    # 4,000 characters are ~1,000 real tokens; the estimate must not be below that.
+    assert estimate_prompt_tokens(messages) >= 1000
+
+
+def test_completion_is_capped_by_tokens_left() -> None:
+    usage = Usage(tokens=9000)
+    allowed = allowed_completion(
+        usage, TokenBudget(tokens=10_000), model="m", prompt_tokens=500, wanted=4000,
+        price=unpriced,
+    )
+    assert allowed == 500
+
+
+def test_wanted_is_kept_when_there_is_room() -> None:
+    allowed = allowed_completion(
+        Usage(), TokenBudget(tokens=100_000), model="m", prompt_tokens=500, wanted=4000,
+        price=unpriced,
+    )
+    assert allowed == 4000
+
+
+def test_exhausted_when_a_useful_answer_cannot_fit() -> None:
+    usage = Usage(tokens=9_500)
+    with pytest.raises(BudgetExhausted, match="token budget"):
+        allowed_completion(
+            usage, TokenBudget(tokens=10_000), model="m",
+            prompt_tokens=500 - MIN_COMPLETION_TOKENS + 1, wanted=4000, price=unpriced,
+        )
+
+
+def test_exactly_the_minimum_still_fits() -> None:
+    allowed = allowed_completion(
+        Usage(tokens=0), TokenBudget(tokens=1000), model="m",
+        prompt_tokens=1000 - MIN_COMPLETION_TOKENS, wanted=4000, price=unpriced,
+    )
+    assert allowed == MIN_COMPLETION_TOKENS
+
+
+def test_cost_cap_shrinks_the_completion_to_fit() -> None:
+    price = per_token(0.0, 0.001)  # $1 per 1,000 completion tokens
+    allowed = allowed_completion(
+        Usage(cost_usd=0.0), TokenBudget(tokens=10**6, cost_usd=0.5), model="m",
+        prompt_tokens=100, wanted=4000, price=price,
+    )
+    assert allowed == 500
+    assert price("m", 100, allowed) <= 0.5
+
+
+def test_cost_cap_reached_refuses_the_call() -> None:
+    with pytest.raises(BudgetExhausted, match="cost cap"):
+        allowed_completion(
+            Usage(cost_usd=0.49), TokenBudget(tokens=10**6, cost_usd=0.5), model="m",
+            prompt_tokens=100, wanted=4000, price=per_token(0.0, 0.001),
+        )
+
+
+def test_unpriced_models_fall_back_to_the_token_cap() -> None:
+    allowed = allowed_completion(
+        Usage(cost_usd=0.49), TokenBudget(tokens=10**6, cost_usd=0.5), model="m",
+        prompt_tokens=100, wanted=4000, price=unpriced,
+    )
+    assert allowed == 4000
+
+
+def test_usage_adds_up_calls() -> None:
+    call = LLMCall(purpose="generate", model="m", prompt_tokens=10, completion_tokens=5,
+                   cost_usd=0.01, cost_known=False, latency_ms=3, replayed=True)
+    usage = add_call(add_call(Usage(), call), call)
+    assert usage.tokens == 30 and usage.llm_calls == 2
+    assert usage.cost_usd == pytest.approx(0.02)
+    assert usage.cost_known is False
