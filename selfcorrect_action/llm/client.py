@@ -1,0 +1,190 @@
+"""``LiteLLMClient``: the real ``LLM``, on ``litellm.completion``.
+
+It maps tiers to model names, retries what can succeed later (see failures.py for which), and
+reports usage and cost per call. litellm's and the OpenAI SDK's own retries are switched off on
+every call (``num_retries=0, max_retries=0``): otherwise a 429 would be retried up to 3 times
+inside each of our attempts, with sleeps we neither see nor control.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from typing import Any
+
+from selfcorrect_action.llm._litellm import load as load_litellm
+from selfcorrect_action.llm.failures import (
+    Failure,
+    MalformedCompletion,
+    classify,
+    own_error_in,
+    to_error,
+)
+from selfcorrect_action.llm.models import ChatRequest, ChatResponse, ModelTiers
+from selfcorrect_action.llm.replay import REPLAY_HIDDEN_KEY, ReplaySession
+from selfcorrect_action.llm.retry import RetryPolicy, backoff_delay
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 180.0
+
+
+class LiteLLMClient:
+    def __init__(
+        self,
+        tiers: ModelTiers | None = None,
+        *,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = DEFAULT_TIMEOUT_S,
+        retry: RetryPolicy | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+        replay: ReplaySession | None = None,
+    ) -> None:
+        self.tiers = tiers or ModelTiers()
+        self.api_base = api_base
+        self._api_key = api_key
+        self.timeout_s = timeout_s
+        self.retry = retry or RetryPolicy()
+        self._sleep = sleep
+        self._clock = clock
+        self._rng = rng or random.Random()
+        self._replay = replay
+
+    def __repr__(self) -> str:
+        # Spelled out so the API key can never reach a log through repr().
+        return f"LiteLLMClient(tiers={self.tiers!r}, api_base={self.api_base!r})"
+
+    def model_for(self, request: ChatRequest) -> str:
+        model = request.model or self.tiers.for_tier(request.tier or "strong")
+        return f"replay/{model}" if self._replay is not None else model
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        model = self.model_for(request)
+        attempt = 1
+        while True:
+            try:
+                return self._attempt(request, model)
+            except Exception as exc:  # litellm raises from many hierarchies; classify sorts them
+                failure = self._failure_or_reraise(exc)
+                if self._give_up(failure, attempt):
+                    raise to_error(
+                        failure, model=model, attempts=attempt, explicit_key=bool(self._api_key)
+                    ) from exc
+                self._pause(failure, attempt, request, model)
+            attempt += 1
+
+    def _attempt(self, request: ChatRequest, model: str) -> ChatResponse:
+        litellm = load_litellm()  # before the clock starts: the first import takes seconds
+        started = self._clock()
+        response = litellm.completion(**self._call_kwargs(request, model))
+        latency_ms = round((self._clock() - started) * 1000)
+        return chat_response(response, model=model, latency_ms=latency_ms)
+
+    def _call_kwargs(self, request: ChatRequest, model: str) -> dict[str, Any]:
+        kwargs = completion_kwargs(request, model, timeout_s=self.timeout_s)
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        if self._replay is not None:
+            kwargs["litellm_metadata"] = self._replay.tag_for(request)
+        return kwargs
+
+    def _failure_or_reraise(self, exc: Exception) -> Failure:
+        own = own_error_in(exc)
+        if own is not None and own is not exc:
+            raise own from exc
+        failure = classify(exc, secrets=(self._api_key or "",))
+        if failure is None:  # not a model-call failure: a bug, ours or litellm's
+            raise exc
+        if _waits_too_long(failure, self.retry):
+            wait, cap = failure.retry_after_s, self.retry.max_retry_after_s
+            detail = f"{failure.detail}; it asked to wait {wait:.0f} s, over our {cap:.0f} s limit"
+            return replace(failure, detail=detail)
+        return failure
+
+    def _give_up(self, failure: Failure, attempt: int) -> bool:
+        return (
+            not failure.retryable
+            or attempt >= self.retry.max_attempts
+            or _waits_too_long(failure, self.retry)
+        )
+
+    def _pause(self, failure: Failure, attempt: int, request: ChatRequest, model: str) -> None:
+        delay = failure.retry_after_s
+        if delay is None:
+            delay = backoff_delay(self.retry, attempt, self._rng)
+        log.warning(
+            "LLM call (%s, %s) failed: %s; retrying in %.1f s (attempt %d of %d)",
+            request.purpose,
+            model,
+            failure.kind.replace("_", " "),
+            delay,
+            attempt + 1,
+            self.retry.max_attempts,
+        )
+        self._sleep(delay)
+
+
+def _waits_too_long(failure: Failure, policy: RetryPolicy) -> bool:
+    return failure.retry_after_s is not None and failure.retry_after_s > policy.max_retry_after_s
+
+
+def completion_kwargs(request: ChatRequest, model: str, *, timeout_s: float) -> dict[str, Any]:
+    """The ``litellm.completion`` arguments for ``request``, minus endpoint and credentials."""
+    kwargs: dict[str, Any] = {
+        "model": model,
+        "messages": [message.model_dump() for message in request.messages],
+        "timeout": timeout_s,
+        "num_retries": 0,
+        "max_retries": 0,
+        # A provider that lacks a parameter (temperature on reasoning models, JSON mode on some
+        # local servers) gets the call without it instead of a 400.
+        "drop_params": True,
+    }
+    if request.temperature is not None:
+        kwargs["temperature"] = request.temperature
+    if request.max_tokens is not None:
+        kwargs["max_tokens"] = request.max_tokens
+    if request.response_format == "json":
+        kwargs["response_format"] = {"type": "json_object"}
+    return kwargs
+
+
+def chat_response(response: Any, *, model: str, latency_ms: int) -> ChatResponse:
+    """Our ``ChatResponse`` from litellm's ``ModelResponse``; MalformedCompletion if empty."""
+    if not response.choices:
+        raise MalformedCompletion("the completion had no choices")
+    choice = response.choices[0]
+    text = choice.message.content
+    if text is None:
+        raise MalformedCompletion("the completion's message had no text content")
+    hidden = getattr(response, "_hidden_params", None) or {}
+    usage = getattr(response, "usage", None)
+    fields: dict[str, Any] = {
+        "text": text,
+        "model": model,
+        "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
+        "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
+        "finish_reason": choice.finish_reason,
+        "latency_ms": latency_ms,
+        **_cost_fields(hidden.get("response_cost")),
+    }
+    if (recorded := hidden.get(REPLAY_HIDDEN_KEY)) is not None:
+        # Replays report what the recording says, so budgets and reports come out identical.
+        fields.update(recorded, replayed=True)
+    return ChatResponse(**fields)
+
+
+def _cost_fields(cost: object) -> dict[str, Any]:
+    # litellm prices the call from its bundled table; unpriced models (local servers, new
+    # releases) come back as None, which we report as unknown rather than free.
+    if isinstance(cost, int | float) and not isinstance(cost, bool):
+        return {"cost_usd": float(cost), "cost_known": True}
+    return {"cost_usd": 0.0, "cost_known": False}

@@ -1,0 +1,78 @@
+"""The data that crosses the LLM seam: what the loop asks for and what it gets back."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+Tier = Literal["cheap", "strong", "judge"]
+Purpose = Literal["plan", "generate", "repair", "judge"]
+Role = Literal["system", "user", "assistant"]
+ResponseFormat = Literal["text", "json"]
+
+
+class ModelTiers(BaseModel):
+    """litellm model names per tier, e.g. ``openai/gpt-4o-mini``; a request names a tier."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    cheap: str = "openai/gpt-4o-mini"
+    strong: str = "openai/gpt-4o"
+    judge: str = "openai/gpt-4o-mini"
+
+    def for_tier(self, tier: Tier) -> str:
+        return str(getattr(self, tier))
+
+
+class ChatMessage(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    role: Role
+    content: str
+
+
+class ChatRequest(BaseModel):
+    """One chat completion to run. Give a ``tier`` (usual) or an explicit litellm ``model``."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    purpose: Purpose
+    messages: tuple[ChatMessage, ...] = Field(min_length=1)
+    tier: Tier | None = None
+    model: str | None = None
+    # None leaves the provider's default: some reasoning models reject any other value.
+    temperature: float | None = Field(default=None, ge=0.0, le=2.0)
+    max_tokens: int | None = Field(default=None, gt=0)
+    response_format: ResponseFormat = "text"
+
+    @model_validator(mode="after")
+    def _tier_or_model(self) -> ChatRequest:
+        if (self.tier is None) == (self.model is None):
+            raise ValueError("give exactly one of tier or model")
+        return self
+
+    @property
+    def target(self) -> str:
+        """The tier, or the explicit model: what replay checks and what logs name."""
+        return self.tier or f"model {self.model}"
+
+
+class ChatResponse(BaseModel):
+    """A completed chat call. ``cost_usd`` is 0 with ``cost_known=False`` for unpriced models."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    text: str
+    model: str
+    prompt_tokens: int = Field(ge=0)
+    completion_tokens: int = Field(ge=0)
+    cost_usd: float = Field(ge=0.0)
+    cost_known: bool
+    latency_ms: int = Field(ge=0)
+    finish_reason: str | None = None
+    replayed: bool = False
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens

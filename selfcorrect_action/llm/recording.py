@@ -1,0 +1,137 @@
+"""``--record FILE``: every LLM exchange of a run, one JSON line each, written as it happens.
+
+Format (JSON Lines, UTF-8)::
+
+    {"kind": "selfcorrect.llm-recording", "format_version": 1, "created_at": "...", ...}
+    {"index": 0, "request": {ChatRequest}, "response": {ChatResponse without "replayed"}}
+    {"index": 1, ...}
+
+Each line is flushed and fsync'ed before the call returns, so a run that crashes keeps every
+exchange it finished; a last line cut off by the crash is ignored when the file is read back.
+A change to ChatRequest or ChatResponse that old files cannot satisfy must bump FORMAT_VERSION.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from selfcorrect_action import __version__
+from selfcorrect_action.llm.base import LLM
+from selfcorrect_action.llm.errors import LLMReplayError
+from selfcorrect_action.llm.models import ChatRequest, ChatResponse
+
+FORMAT_VERSION = 1
+M = TypeVar("M", bound=BaseModel)
+
+
+class RecordingHeader(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    kind: Literal["selfcorrect.llm-recording"] = "selfcorrect.llm-recording"
+    format_version: int = FORMAT_VERSION
+    created_at: datetime
+    selfcorrect_version: str = __version__
+
+
+class RecordedExchange(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    index: int
+    request: ChatRequest
+    response: ChatResponse
+
+
+class Recording(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    header: RecordingHeader
+    exchanges: tuple[RecordedExchange, ...]
+
+
+class Recorder:
+    """Appends exchanges to ``path``; the file is created (replaced) on the first one."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._next_index = 0
+        self._lock = threading.Lock()
+
+    def record(self, request: ChatRequest, response: ChatResponse) -> None:
+        with self._lock:
+            exchange = RecordedExchange(index=self._next_index, request=request, response=response)
+            lines = [] if self._next_index else [_header_line()]
+            lines.append(exchange.model_dump_json(exclude={"response": {"replayed"}}))
+            self._append(lines, fresh=self._next_index == 0)
+            self._next_index += 1
+
+    def _append(self, lines: list[str], *, fresh: bool) -> None:
+        with self.path.open("w" if fresh else "a", encoding="utf-8") as stream:
+            stream.write("".join(line + "\n" for line in lines))
+            stream.flush()
+            os.fsync(stream.fileno())
+
+
+class RecordingLLM:
+    """An ``LLM`` that hands each successful exchange of ``inner`` to a ``Recorder``."""
+
+    def __init__(self, inner: LLM, recorder: Recorder) -> None:
+        self.inner = inner
+        self.recorder = recorder
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        response = self.inner.complete(request)
+        self.recorder.record(request, response)
+        return response
+
+
+def _header_line() -> str:
+    return RecordingHeader(created_at=datetime.now(UTC)).model_dump_json()
+
+
+def read_recording(path: Path) -> Recording:
+    """Parse a recording, with ``file:line`` errors; a torn last line (a crash) is dropped."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise LLMReplayError(f"cannot read the replay file {path}: {exc.strerror}") from exc
+    lines = text.split("\n")
+    if not text.endswith("\n"):
+        lines = lines[:-1]  # written without its newline: the run died mid-write
+    numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
+    if not numbered:
+        raise LLMReplayError(f"{path}: the replay file holds no exchanges")
+    header = _parse_header(path, *numbered[0])
+    exchanges = tuple(_parse_line(path, number, line) for number, line in numbered[1:])
+    return Recording(header=header, exchanges=exchanges)
+
+
+def _parse_header(path: Path, number: int, line: str) -> RecordingHeader:
+    header = _parse(RecordingHeader, path, number, line)
+    if header.format_version != FORMAT_VERSION:
+        raise LLMReplayError(
+            f"{path}:{number}: recording format_version {header.format_version} is not "
+            f"supported (this selfcorrect reads {FORMAT_VERSION})",
+            hint="re-record the run with this version of selfcorrect (--record FILE)",
+        )
+    return header
+
+
+def _parse_line(path: Path, number: int, line: str) -> RecordedExchange:
+    return _parse(RecordedExchange, path, number, line)
+
+
+def _parse(schema: type[M], path: Path, number: int, line: str) -> M:
+    try:
+        return schema.model_validate_json(line)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(part) for part in first["loc"]) or "line"
+        raise LLMReplayError(
+            f"{path}:{number}: not a selfcorrect LLM recording line ({where}: {first['msg']})"
+        ) from exc

@@ -1,0 +1,107 @@
+"""Strict JSON answers: extraction from chatty replies, and the one repair-retry, run through
+the real client against the fake OpenAI server."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+from pydantic import BaseModel
+
+from selfcorrect_action.llm import (
+    ChatMessage,
+    ChatRequest,
+    LiteLLMClient,
+    LLMStructuredOutputError,
+    complete_json,
+)
+from selfcorrect_action.llm.structured import ReplyProblem, extract_json_object
+from tests.fakes.openai_server import FakeOpenAIServer, Reply
+
+MakeClient = Callable[..., LiteLLMClient]
+
+
+class Plan(BaseModel):
+    title: str
+    steps: list[str]
+
+
+REQUEST = ChatRequest(
+    purpose="plan",
+    tier="cheap",
+    messages=(ChatMessage(role="user", content="Plan it. Answer in JSON."),),
+)
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '{"a": 1}',
+        '```json\n{"a": 1}\n```',
+        'Sure! Here it is:\n```\n{"a": 1}\n```\nAnything else?',
+        'The plan is {"a": 1} as requested.',
+        'Set {braces} aside: {"a": 1}',
+    ],
+)
+def test_the_first_json_object_is_found_among_chatter(reply: str) -> None:
+    assert extract_json_object(reply) == {"a": 1}
+
+
+@pytest.mark.parametrize(
+    ("reply", "problem"),
+    [
+        ("I cannot help with that.", "contains no JSON object"),
+        ('{"a": 1,, "b": 2}', "not valid JSON (Expecting property name"),
+        ('{"a": [1, 2}', "not valid JSON"),
+    ],
+)
+def test_unusable_replies_say_what_is_wrong(reply: str, problem: str) -> None:
+    with pytest.raises(ReplyProblem, match=problem.replace("(", r"\(")):
+        extract_json_object(reply)
+
+
+def test_a_valid_first_answer_takes_one_call(
+    server: FakeOpenAIServer, make_client: MakeClient
+) -> None:
+    server.script(Reply(content='```json\n{"title": "t", "steps": ["a"]}\n```'))
+
+    answer = complete_json(make_client(), REQUEST, Plan)
+
+    assert answer.value == Plan(title="t", steps=["a"])
+    assert len(answer.responses) == 1
+    assert server.requests[0].body["response_format"] == {"type": "json_object"}
+
+
+def test_repair_retry_quotes_the_error_and_succeeds(
+    server: FakeOpenAIServer, make_client: MakeClient
+) -> None:
+    bad = '{"title": "t"}'
+    server.script(Reply(content=bad), Reply(content='{"title": "t", "steps": ["a", "b"]}'))
+
+    answer = complete_json(make_client(), REQUEST, Plan)
+
+    assert answer.value.steps == ["a", "b"]
+    assert [r.text for r in answer.responses] == [bad, '{"title": "t", "steps": ["a", "b"]}']
+    follow_up = server.requests[1].body["messages"]
+    assert follow_up[:2] == [
+        {"role": "user", "content": "Plan it. Answer in JSON."},
+        {"role": "assistant", "content": bad},
+    ]
+    assert follow_up[2]["role"] == "user"
+    assert "steps: Field required" in follow_up[2]["content"]
+    assert "only the corrected JSON object" in follow_up[2]["content"]
+
+
+def test_second_garbage_fails_clearly_with_both_replies(
+    server: FakeOpenAIServer, make_client: MakeClient
+) -> None:
+    server.script(Reply(content="Here you go: {oops"), Reply(content='{"title": 3}'))
+
+    with pytest.raises(LLMStructuredOutputError) as raised:
+        complete_json(make_client(), REQUEST, Plan)
+
+    message = str(raised.value)
+    assert "'plan' answer was not valid Plan JSON, even after one repair-retry" in message
+    assert "title: Input should be a valid string" in message
+    assert len(raised.value.responses) == 2
+    assert len(server.requests) == 2
