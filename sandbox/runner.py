@@ -19,6 +19,7 @@ not produce; it cannot read our file descriptors because we make ourselves non-d
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import io
@@ -67,10 +68,8 @@ def main() -> int:
 
 
 def _make_undumpable() -> None:
-    try:
+    with contextlib.suppress(OSError, AttributeError):
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
-    except (OSError, AttributeError):
-        pass
 
 
 def _read_request(stdin, idle_timeout: float):
@@ -204,10 +203,8 @@ def _pump(child: subprocess.Popen, captures: dict, deadline: float) -> bool:
 def _kill_everything_else() -> None:
     """SIGKILL every process we may signal: the script, its children, and anything that
     called setsid to escape its process group. Spares init (pid 1) and ourselves."""
-    try:
+    with contextlib.suppress(ProcessLookupError):
         os.kill(-1, signal.SIGKILL)
-    except ProcessLookupError:
-        pass
 
 
 def _oom_kills() -> int | None:
