@@ -121,10 +121,11 @@ class LiteLLMClient:
         if delay is None:
             delay = backoff_delay(self.retry, attempt, self._rng)
         log.warning(
-            "LLM call (%s, %s) failed: %s; retrying in %.1f s (attempt %d of %d)",
+            "LLM call (%s, %s) failed, %s (%s); retrying in %.1f s (attempt %d of %d)",
             request.purpose,
             model,
             failure.kind.replace("_", " "),
+            failure.describe(),
             delay,
             attempt + 1,
             self.retry.max_attempts,

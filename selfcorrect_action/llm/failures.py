@@ -68,6 +68,9 @@ class Failure:
     def retryable(self) -> bool:
         return self.kind in _RETRYABLE
 
+    def describe(self) -> str:
+        return f"HTTP {self.status}: {self.detail}" if self.status else self.detail
+
 
 def own_error_in(exc: BaseException) -> SelfcorrectError | None:
     """Our own error (e.g. a replay mismatch) that litellm wrapped on its way out, if any."""
@@ -116,7 +119,7 @@ def _by_status(exc: BaseException, detail: str) -> Failure:
 
 def to_error(failure: Failure, *, model: str, attempts: int, explicit_key: bool) -> LLMError:
     """Our exception for a failure we are not retrying (any more)."""
-    what = f"HTTP {failure.status}: {failure.detail}" if failure.status else failure.detail
+    what = failure.describe()
     if failure.kind == "auth":
         return LLMAuthError(
             f"the provider rejected the credentials for model {model!r} ({what})",
