@@ -29,7 +29,10 @@ _HINTS = {
     "int_parsing": "write a whole number",
     "int_type": "write a whole number",
     "float_parsing": "write a number",
+    "float_type": "write a number",
+    "finite_number": "write a finite number (not .inf or .nan)",
     "bool_parsing": "write true or false",
+    "bool_type": "write true or false",
     "string_type": "write a string (quote it if YAML reads it as something else)",
     "list_type": "write a YAML list (lines starting with '- ')",
     "dict_type": "write a mapping (key: value lines)",
@@ -83,15 +86,25 @@ def load_model(model: type[ModelT], path: Path) -> ModelT:
 
 
 def describe_errors(
-    exc: ValidationError, data: Any, source: str, *, prefix: Sequence[Any] = ()
+    exc: ValidationError,
+    data: Any,
+    source: str,
+    *,
+    prefix: Sequence[Any] = (),
+    default_hint: str | None = None,
 ) -> list[str]:
+    """One `source:line:col: dotted.path: message` line per error, each with a hint when known.
+
+    A validator can carry its own hint in the error context (PydanticCustomError with
+    ``{"hint": ...}``); `default_hint` covers the rest, e.g. a pointer to the docs.
+    """
     problems = []
     for error in exc.errors(include_url=False):
         loc = tuple(error["loc"])
         line, col = locate(data, loc)
         dotted = ".".join(str(part) for part in (*prefix, *loc)) or "(top level)"
         message = _message(error)
-        hint = _HINTS.get(error["type"])
+        hint = error.get("ctx", {}).get("hint") or _HINTS.get(error["type"]) or default_hint
         text = f"{source}:{line}:{col}: {dotted}: {message}"
         if hint:
             text += f"\n  hint: {hint}"

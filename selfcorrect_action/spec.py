@@ -1,0 +1,314 @@
+"""The task spec: what the user asks for, as a YAML file or a fenced YAML block in an issue.
+
+Every problem comes back located (`file:line:col: dotted.path: message` plus a hint), because
+the people writing specs fix them in an editor or a pre-commit run, not in a debugger.
+Field reference: docs/task-spec.md.
+"""
+
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from io import StringIO
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+from ruamel.yaml import YAML
+from ruamel.yaml.scalarstring import LiteralScalarString
+
+from selfcorrect_action import yamlio
+from selfcorrect_action.contract import ExecutionContract
+from selfcorrect_action.errors import SpecError
+from selfcorrect_action.spec_checks import Conflict, dotted, find_conflicts, placed_files
+from selfcorrect_action.spec_files import (
+    Loc,
+    read_spec_text,
+    repo_root,
+    shared_container,
+)
+from selfcorrect_action.spec_files import file_problems as _file_problems
+
+TaskKind = Literal["script", "function"]
+
+DOCS_HINT = "see docs/task-spec.md for what this field takes"
+DEFAULT_OUTPUT_DIR = "scripts"
+
+
+def _path_error(message: str, hint: str) -> PydanticCustomError:
+    return PydanticCustomError("repo_path", message, {"hint": hint})
+
+
+def _repo_path(value: str) -> str:
+    """A file path relative to the repository root that cannot escape it."""
+    pure = PurePosixPath(value)
+    if not value.strip() or value.endswith("/") or not pure.parts:
+        raise _path_error("must name a file", "write a path such as data/sales.csv")
+    if pure.is_absolute() or "\\" in value or re.match(r"[A-Za-z]:", value):
+        raise _path_error(
+            "must be relative to the repository root",
+            "drop the leading / (or drive letter) and use forward slashes",
+        )
+    if ".." in pure.parts or ".git" in pure.parts:
+        raise _path_error(
+            "must stay inside the repository: no '..' and nothing under .git/",
+            "write the path from the repository root, e.g. data/sales.csv",
+        )
+    return str(pure)
+
+
+def _python_path(value: str) -> str:
+    value = _repo_path(value)
+    if PurePosixPath(value).suffix != ".py":
+        raise _path_error("must be a Python file ending in .py", "rename it to end in .py")
+    return value
+
+
+def _non_blank(value: str) -> str:
+    if not value.strip():
+        raise PydanticCustomError(
+            "blank", "must not be empty", {"hint": "write some text, or remove the field"}
+        )
+    return value.strip()
+
+
+def _as_list(value: Any) -> Any:
+    """`tests: one.py` means `tests: [one.py]`; an empty `inputs:` means none."""
+    if value is None:
+        return []
+    return [value] if isinstance(value, str) else value
+
+
+RepoPath = Annotated[str, AfterValidator(_repo_path)]
+PythonPath = Annotated[str, AfterValidator(_python_path)]
+NonBlank = Annotated[str, AfterValidator(_non_blank)]
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Budget(_Strict):
+    # strict=True: `patch_attempts: true` or `tokens: "60000"` is a mistake, not a number.
+    patch_attempts: int = Field(default=3, ge=0, le=20, strict=True)
+    rethink_attempts: int = Field(default=2, ge=0, le=10, strict=True)
+    tokens: int = Field(default=60_000, gt=0, strict=True)
+    cost_usd: float | None = Field(default=None, ge=0, strict=True, allow_inf_nan=False)
+
+
+class ModelChoice(_Strict):
+    """litellm model names per tier; None means the CLI's or environment's default."""
+
+    cheap: NonBlank | None = None
+    strong: NonBlank | None = None
+    judge: NonBlank | None = None
+
+
+class TaskSpec(_Strict):
+    prompt: NonBlank
+    kind: TaskKind = "script"
+    # None only when built in code; the loaders fill it in from the spec's name.
+    output: PythonPath | None = None
+    contract: ExecutionContract = Field(default_factory=ExecutionContract)
+    tests: Annotated[list[PythonPath], BeforeValidator(_as_list)] = Field(default_factory=list)
+    inputs: Annotated[list[RepoPath], BeforeValidator(_as_list)] = Field(default_factory=list)
+    budget: Budget = Field(default_factory=Budget)
+    models: ModelChoice = Field(default_factory=ModelChoice)
+    judge: bool = True
+
+    @model_validator(mode="after")
+    def _consistent(self) -> TaskSpec:
+        conflicts = find_conflicts(self)
+        if conflicts:
+            # The loader expands ctx["conflicts"] into one located problem each.
+            summary = "; ".join(f"{dotted(c.loc)}: {c.message}" for c in conflicts)
+            raise PydanticCustomError(
+                "spec_conflict", "{summary}", {"summary": summary, "conflicts": conflicts}
+            )
+        return self
+
+
+def default_output(name: str) -> str:
+    """`.selfcorrect/tasks/sales-chart.yml` → `scripts/sales_chart.py` (an importable name,
+    so a `kind: function` spec works without an `output:`)."""
+    stem = re.sub(r"\W+", "_", PurePosixPath(name).stem.lower(), flags=re.ASCII).strip("_")
+    if not stem or stem[0].isdigit() or keyword.iskeyword(stem):
+        stem = f"task_{stem}".rstrip("_")
+    return f"{DEFAULT_OUTPUT_DIR}/{stem}.py"
+
+
+def user_contract_fields(spec: TaskSpec) -> set[str]:
+    """Contract fields the user wrote, which the planner must keep as written.
+
+    Top-level names (`network`, `artifacts`) and, per artifact, `artifacts.<i>.<field>`.
+    This rests on pydantic's `model_fields_set`, so a spec that is serialised and loaded
+    again must be dumped with `exclude_unset=True` (as `dump_spec` does), or every field
+    would look user-written.
+    """
+    contract = spec.contract
+    fields = set(contract.model_fields_set)
+    for i, artifact in enumerate(contract.artifacts):
+        fields |= {f"artifacts.{i}.{name}" for name in artifact.model_fields_set}
+    return fields
+
+
+def dump_spec(spec: TaskSpec) -> str:
+    """The spec as YAML with only the fields that were set, so loading it back gives the
+    same spec and the same `user_contract_fields`."""
+    data = spec.model_dump(mode="json", exclude_unset=True)
+    if "\n" in data["prompt"]:
+        data["prompt"] = LiteralScalarString(data["prompt"] + "\n")
+    yaml = YAML(typ="rt")
+    yaml.default_flow_style = False
+    out = StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+@dataclass(frozen=True)
+class LoadedSpec:
+    """A valid spec with where it came from; `root` is what tests/inputs are relative to."""
+
+    spec: TaskSpec
+    source: str
+    root: Path
+    path: Path | None = None
+    # The parsed YAML, kept to locate problems found after loading (file checks).
+    document: Any = field(default=None, repr=False, compare=False)
+
+    @property
+    def output_path(self) -> Path:
+        assert self.spec.output is not None  # the loaders always fill it in
+        return self.root / self.spec.output
+
+    @property
+    def test_paths(self) -> list[Path]:
+        return [self.root / p for p in self.spec.tests]
+
+    @property
+    def input_paths(self) -> list[Path]:
+        return [self.root / p for p in self.spec.inputs]
+
+
+def load_spec(path: Path, *, root: Path | None = None, check_files: bool = True) -> LoadedSpec:
+    """Read a spec file. `root` defaults to the git repository holding it (or the current
+    directory outside one). Raises SpecError carrying every problem found."""
+    text = read_spec_text(path)
+    if root is None:
+        root = repo_root(path.resolve().parent) or Path.cwd()
+    return _load(text, str(path), root=root, name=path.name, path=path, check_files=check_files)
+
+
+def load_spec_text(
+    text: str,
+    source: str,
+    *,
+    root: Path | None = None,
+    name: str | None = None,
+    check_files: bool = True,
+) -> LoadedSpec:
+    """Load a spec held in a string, e.g. a fenced block from an issue body: `source` labels
+    the problems (`issue #12:3:1: ...`), `name` picks the default output (default: source)."""
+    if root is None:
+        root = repo_root(Path.cwd()) or Path.cwd()
+    return _load(text, source, root=root, name=name or source, path=None, check_files=check_files)
+
+
+def file_problems(loaded: LoadedSpec) -> list[str]:
+    """Located problems for tests and inputs that are missing or not plain files in the repo."""
+    return [
+        _located(loaded.source, loaded.document, loc, message, hint)
+        for loc, message, hint in _file_problems(loaded.root, placed_files(loaded.spec))
+    ]
+
+
+def _load(
+    text: str, source: str, *, root: Path, name: str, path: Path | None, check_files: bool
+) -> LoadedSpec:
+    document = _parse_mapping(text, source)
+    data = yamlio.to_plain(document)
+    derived = None if "output" in data else default_output(name)
+    data.setdefault("output", derived)
+    try:
+        spec = TaskSpec.model_validate(data)
+    except ValidationError as exc:
+        problems = _describe(exc, document, source, derived_output=derived)
+        raise SpecError(_in_file_order(problems, source)) from exc
+    loaded = LoadedSpec(spec, source, root.resolve(), path, document)
+    problems = file_problems(loaded) if check_files else []
+    if problems:
+        raise SpecError(_in_file_order(problems, source))
+    return loaded
+
+
+def _parse_mapping(text: str, source: str) -> Any:
+    try:
+        document = yamlio.load_yaml_text(text, source)
+    except RecursionError as exc:  # ruamel recurses per nesting level: a few hundred `[`
+        raise SpecError([
+            f"{source}:1:1: nested too deeply to read\n  hint: a task spec needs a few levels"
+        ]) from exc
+    if document is None:
+        raise SpecError([
+            f"{source}:1:1: the spec is empty"
+            "\n  hint: start with `prompt: |` and describe the task (see docs/task-spec.md)"
+        ])
+    if not isinstance(document, dict):
+        found = "a list" if isinstance(document, list) else f"the single value {document!r}"
+        line, col = yamlio.locate(document, ())
+        raise SpecError([
+            f"{source}:{line}:{col}: expected a mapping of fields (prompt:, kind:, ...) "
+            f"at the top level, found {found}"
+            "\n  hint: write `key: value` lines starting at column 1, without a leading '- '"
+        ])
+    alias = shared_container(document)
+    if alias is not None:
+        raise SpecError([_located(
+            source, document, alias, "aliases of lists or mappings (*name) are not supported",
+            "write the value out in full",
+        )])
+    return document
+
+
+def _describe(
+    exc: ValidationError, document: Any, source: str, *, derived_output: str | None
+) -> list[str]:
+    problems = []
+    for error in exc.errors(include_url=False):
+        if error["type"] == "spec_conflict":
+            problems += [
+                _located(source, document, c.loc, c.message, _hint(c, derived_output))
+                for c in error["ctx"]["conflicts"]
+            ]
+    return problems or yamlio.describe_errors(exc, document, source, default_hint=DOCS_HINT)
+
+
+def _in_file_order(problems: list[str], source: str) -> list[str]:
+    """Sorted by line and column: pydantic reports in field order, people read top-down."""
+
+    def position(problem: str) -> tuple[int, int]:
+        line, col, _ = problem[len(source) + 1 :].split(":", 2)
+        return int(line), int(col)
+
+    return sorted(problems, key=position)
+
+
+def _hint(conflict: Conflict, derived_output: str | None) -> str:
+    if derived_output and conflict.loc == ("output",):
+        return f"output defaulted to {derived_output} from the spec's name: set `output:`"
+    return conflict.hint
+
+
+def _located(source: str, document: Any, loc: Loc, message: str, hint: str) -> str:
+    line, col = yamlio.locate(document, loc)
+    return f"{source}:{line}:{col}: {dotted(loc)}: {message}\n  hint: {hint}"

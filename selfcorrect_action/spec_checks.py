@@ -1,0 +1,110 @@
+"""Checks between task-spec fields that are each valid on their own.
+
+They run inside TaskSpec's validator, so a spec built in code cannot skip them; each
+conflict carries the location of the field to change, which the loader turns into
+`file:line:col`.
+"""
+
+from __future__ import annotations
+
+import keyword
+from pathlib import PurePosixPath
+from typing import TYPE_CHECKING, NamedTuple
+
+from selfcorrect_action.spec_files import Loc, work_dir_name
+
+if TYPE_CHECKING:
+    from selfcorrect_action.spec import TaskSpec
+
+
+class Conflict(NamedTuple):
+    loc: Loc
+    message: str
+    hint: str
+
+
+def find_conflicts(spec: TaskSpec) -> list[Conflict]:
+    """Problems between fields that are each valid on their own."""
+    return [*_placement_conflicts(spec), *_output_conflicts(spec), *_artifact_conflicts(spec)]
+
+
+def placed_files(spec: TaskSpec) -> list[tuple[Loc, str]]:
+    """(location, path) of every file copied from the repository into the work dir."""
+    inputs: list[tuple[Loc, str]] = [(("inputs", i), p) for i, p in enumerate(spec.inputs)]
+    return inputs + [(("tests", i), p) for i, p in enumerate(spec.tests)]
+
+
+def _placement_conflicts(spec: TaskSpec) -> list[Conflict]:
+    """Inputs and tests are copied into the work dir by file name: two must not share one."""
+    seen: dict[str, tuple[Loc, str]] = {}
+    conflicts = []
+    for loc, path in placed_files(spec):
+        name = work_dir_name(path)
+        if name not in seen:
+            seen[name] = (loc, path)
+            continue
+        first_loc, first_path = seen[name]
+        message = (
+            f"{path} is already listed as {dotted(first_loc)}"
+            if path == first_path
+            else f"{path} and {dotted(first_loc)} ({first_path}) would both be copied "
+            f"to the work dir as {name}"
+        )
+        conflicts.append(Conflict(loc, message, "remove the duplicate or rename one file"))
+    return conflicts
+
+
+def _output_conflicts(spec: TaskSpec) -> list[Conflict]:
+    if spec.output is None:
+        return []
+    conflicts = []
+    name = work_dir_name(spec.output)
+    clashes = [loc for loc, path in placed_files(spec) if work_dir_name(path) == name]
+    if clashes:
+        conflicts.append(Conflict(
+            ("output",),
+            f"the script runs in the work dir as {name}, the same name as {dotted(clashes[0])}",
+            "choose another output file name",
+        ))
+    module = PurePosixPath(spec.output).stem
+    if spec.kind == "function" and not _importable(module):
+        conflicts.append(Conflict(
+            ("output",),
+            f"kind function: tests import the module {module!r}, which is not a valid "
+            "Python module name",
+            "use letters, digits and underscores, e.g. scripts/sales_chart.py",
+        ))
+    return conflicts
+
+
+def _artifact_conflicts(spec: TaskSpec) -> list[Conflict]:
+    own = {spec.output, work_dir_name(spec.output)} if spec.output else set()
+    placed: dict[str, Loc] = {}
+    for where, path in placed_files(spec):
+        placed.setdefault(work_dir_name(path), where)
+    conflicts = []
+    for i, artifact in enumerate(spec.contract.artifacts):
+        loc: Loc = ("contract", "artifacts", i, "path")
+        if artifact.path in own:
+            conflicts.append(Conflict(
+                loc, f"{artifact.path} is the script itself (output: {spec.output})",
+                "artifacts are files the script writes; the output file is kept anyway",
+            ))
+        elif artifact.path in placed:
+            source = placed[artifact.path]
+            why = "the script would overwrite a frozen test" if source[0] == "tests" else (
+                "it exists before the script runs, so checking it proves nothing")
+            conflicts.append(Conflict(
+                loc, f"{artifact.path} is also {dotted(source)}: {why}",
+                "give the artifact another name",
+            ))
+    return conflicts
+
+
+def _importable(module: str) -> bool:
+    return module.isidentifier() and not keyword.iskeyword(module)
+
+
+def dotted(loc: Loc) -> str:
+    return ".".join(str(part) for part in loc)
+

@@ -1,0 +1,117 @@
+"""The disk and raw-text side of loading a task spec: reading the file, refusing YAML that
+would blow up when copied, finding the repository root, and checking the files a spec names.
+
+Kept apart from the schema in spec.py; problems come back as (loc, message, hint) for the
+caller to locate in the YAML, or as SpecError lines where there is no field to point at.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from selfcorrect_action.errors import SpecError
+
+Loc = tuple[str | int, ...]
+FileProblem = tuple[Loc, str, str]
+
+
+def repo_root(start: Path) -> Path | None:
+    """The nearest folder at or above `start` holding `.git` (a folder, or a file in a git
+    worktree or submodule), or None outside any repository."""
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists():
+            return folder
+    return None
+
+
+def work_dir_name(path: str) -> str:
+    """Where a file lands in the sandbox work dir: inputs and tests are copied in by file
+    name (as `selfcorrect exec --input` does) and the script runs under its own file name."""
+    return PurePosixPath(path).name
+
+
+def read_spec_text(path: Path) -> str:
+    """The file's text; unreadable or non-UTF-8 files become one located problem."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError as exc:
+        raise _whole_file(path, "no such file", "check the path and its spelling") from exc
+    except IsADirectoryError as exc:
+        raise _whole_file(
+            path, "is a directory", "pass spec files, e.g. .selfcorrect/tasks/*.yml"
+        ) from exc
+    except OSError as exc:
+        raise _whole_file(path, f"cannot read: {exc.strerror}", "check its permissions") from exc
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, col = _text_position(raw, exc.start)
+        raise SpecError([
+            f"{path}:{line}:{col}: not UTF-8 text (byte 0x{raw[exc.start]:02x})"
+            "\n  hint: save the file as UTF-8"
+        ]) from exc
+
+
+def _whole_file(path: Path, message: str, hint: str) -> SpecError:
+    # 1:1 like ruff's E902: editors and problem matchers expect a position on every line.
+    return SpecError([f"{path}:1:1: {message}\n  hint: {hint}"])
+
+
+def _text_position(raw: bytes, offset: int) -> tuple[int, int]:
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    column = len(raw[line_start:offset].decode("utf-8", errors="replace"))
+    return raw.count(b"\n", 0, offset) + 1, column + 1
+
+
+def shared_container(document: Any) -> Loc | None:
+    """Where a list or mapping appears a second time, i.e. an alias such as `*base`.
+
+    Copying such a document for validation expands every alias, so ten nested aliases of
+    ten items each ("billion laughs") would hang the action on a hostile issue body. The
+    walk visits each container once, in document order, so an anchor comes before its alias.
+    """
+    seen: set[int] = set()
+    stack: list[tuple[Loc, Any]] = [((), document)]
+    while stack:
+        loc, node = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        if id(node) in seen:
+            return loc
+        seen.add(id(node))
+        items = list(node.items() if isinstance(node, dict) else enumerate(node))
+        stack.extend(((*loc, key), child) for key, child in reversed(items))
+    return None
+
+
+def file_problems(root: Path, entries: Sequence[tuple[Loc, str]]) -> list[FileProblem]:
+    """Problems for (loc, path) entries that are not regular files inside `root`."""
+    real_root = root.resolve()
+    problems = []
+    for loc, relative in entries:
+        found = _file_problem(root, real_root, relative)
+        if found:
+            problems.append((loc, *found))
+    return problems
+
+
+def _file_problem(root: Path, real_root: Path, relative: str) -> tuple[str, str] | None:
+    target = root / relative
+    if not target.exists():  # follows links: a dangling link counts as missing
+        return (
+            f"{relative} does not exist (looked in {target})",
+            f"paths are relative to the repository root ({root}); fix the path or add the file",
+        )
+    if not target.is_file():
+        return f"{relative} is not a regular file ({target})", "list files, not folders"
+    real = target.resolve()
+    # A committed symlink to /proc/self/environ or ~/.ssh would copy host secrets into
+    # the sandbox, whose output ends up in a pull request.
+    if not real.is_relative_to(real_root):
+        return (
+            f"{relative} resolves to {real}, outside the repository",
+            "copy the file into the repository instead of linking to it",
+        )
+    return None
