@@ -67,6 +67,27 @@ def _run_sandbox_build(args: argparse.Namespace) -> int:
     return build_image(force=args.force)
 
 
+def _add_validate(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "validate",
+        help="check task spec files (also a pre-commit hook)",
+        description="Check each task spec FILE and print every problem as "
+        "file:line:col: message, with a hint. Exit 1 if any file has a problem.",
+    )
+    p.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    p.add_argument(
+        "--no-check-files", dest="check_files", action="store_false",
+        help="do not check that the tests and inputs a spec names exist",
+    )
+    p.set_defaults(handler=_run_validate)
+
+
+def _run_validate(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.validate_cmd import validate_files
+
+    return validate_files(args.files, check_files=args.check_files)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="selfcorrect",
@@ -74,7 +95,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"selfcorrect {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_exec, _add_sandbox):
+    for add in (_add_exec, _add_sandbox, _add_validate):
         add(sub)
     return parser
 

@@ -1,0 +1,38 @@
+"""`selfcorrect validate FILE...`: check task specs, as a command and as a pre-commit hook.
+
+Every problem of every file is printed (one `file:line:col: message` line, then its hint), so
+a pre-commit run shows all there is to fix at once instead of one problem per commit attempt.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from selfcorrect_action.errors import SpecError
+from selfcorrect_action.spec import load_spec
+
+
+def validate_files(paths: list[Path], *, check_files: bool = True) -> int:
+    """Print the problems of each spec and a summary line; 0 when all are valid, else 1."""
+    failed = 0
+    for path in paths:
+        problems = spec_problems(path, check_files=check_files)
+        for problem in problems:
+            print(problem)
+        failed += bool(problems)
+    print(summary(len(paths), failed))
+    return 1 if failed else 0
+
+
+def spec_problems(path: Path, *, check_files: bool = True) -> list[str]:
+    try:
+        load_spec(path, check_files=check_files)
+    except SpecError as exc:
+        return exc.problems
+    return []
+
+
+def summary(checked: int, failed: int) -> str:
+    files = "file" if checked == 1 else "files"
+    verdict = f"{failed} with problems" if failed else "no problems"
+    return f"{checked} {files} checked, {verdict}"
