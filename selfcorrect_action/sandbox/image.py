@@ -1,0 +1,228 @@
+"""The sandbox image: built from the sandbox/ folder, reused while that folder is unchanged.
+
+Staleness is a content hash of the build context, stored on the image as a label: a tag alone
+would keep serving an old image after sandbox/ changed within one package version (every
+development checkout). Naming, hashing, the decision and the build-log handling are pure;
+the Docker calls are the thin part at the bottom, and docker exceptions stop there.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tarfile
+import tempfile
+from collections import deque
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any
+
+import docker
+import requests
+from docker.errors import DockerException, ImageNotFound
+
+from selfcorrect_action import __version__
+from selfcorrect_action.errors import SandboxError
+from selfcorrect_action.resources import sandbox_context
+from selfcorrect_action.sandbox.base_image import ensure_base
+from selfcorrect_action.sandbox.build_support import (
+    NOTE,
+    Progress,
+    engine_errors,
+    ignore_progress,
+)
+
+IMAGE_REPOSITORY = "selfcorrect-sandbox"
+HASH_LABEL = "org.selfcorrect.context-hash"
+VERSION_LABEL = "org.selfcorrect.version"
+# Lines of build output quoted in the error when a build fails.
+LOG_TAIL_LINES = 25
+
+
+def image_tag(version: str = __version__) -> str:
+    return f"{IMAGE_REPOSITORY}:{version}"
+
+
+def context_files(root: Path) -> list[str]:
+    """The build context: every file under root, as sorted POSIX paths relative to it.
+    Bytecode caches are left out: importing runner.py on the host must not make the image
+    stale."""
+    files = [
+        path.relative_to(root).as_posix()
+        for path in root.rglob("*")
+        if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+    ]
+    return sorted(files)
+
+
+def context_hash(root: Path) -> str:
+    """sha256 over each file's path, executable bit and content. Not mtimes: a fresh checkout
+    or a `touch` changes them without changing what gets built."""
+    digest = hashlib.sha256()
+    for name in context_files(root):
+        path = root / name
+        digest.update(f"{name}\0{_mode(path):o}\0{path.stat().st_size}\0".encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
+
+
+def _mode(path: Path) -> int:
+    return 0o755 if path.stat().st_mode & 0o111 else 0o644
+
+
+@dataclass(frozen=True)
+class Decision:
+    build: bool
+    reason: str
+
+
+def decide(*, tag: str, existing_hash: str | None, wanted_hash: str, force: bool) -> Decision:
+    """Whether to build. existing_hash is None when there is no image with that tag; "" when
+    the image exists but carries no hash label (built by hand)."""
+    if force:
+        return Decision(True, f"rebuilding {tag} as asked (--force)")
+    if existing_hash is None:
+        return Decision(True, f"building {tag}: no such image yet")
+    if existing_hash != wanted_hash:
+        return Decision(True, f"rebuilding {tag}: sandbox/ changed since it was built")
+    return Decision(False, f"reusing {tag}: sandbox/ unchanged (hash {wanted_hash[:12]})")
+
+
+def build_labels(*, wanted_hash: str, version: str = __version__) -> dict[str, str]:
+    return {HASH_LABEL: wanted_hash, VERSION_LABEL: version}
+
+
+class BuildLog:
+    """Turns the engine's decoded JSON build stream into whole lines, remembers the last few
+    for the error message, and notes the error and the image id when they come by."""
+
+    def __init__(self, keep: int = LOG_TAIL_LINES) -> None:
+        self._partial = ""
+        self.tail: deque[str] = deque(maxlen=keep)
+        self.error: str | None = None
+        self.image_id: str | None = None
+
+    def feed(self, chunk: Mapping[str, Any]) -> list[str]:
+        if "error" in chunk:
+            self.error = str(chunk["error"]).strip()
+            text = f"{self.error}\n"
+        elif "aux" in chunk:
+            self.image_id = chunk["aux"].get("ID", self.image_id)
+            return []
+        else:
+            text = str(chunk.get("stream") or chunk.get("status") or "")
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        return self._keep([line.rstrip("\r") for line in lines if line.strip()])
+
+    def close(self) -> list[str]:
+        rest, self._partial = self._partial, ""
+        return self._keep([rest]) if rest.strip() else []
+
+    def _keep(self, lines: list[str]) -> list[str]:
+        self.tail.extend(lines)
+        return lines
+
+    def failure(self, tag: str) -> SandboxError:
+        reason = self.error or "the build stream ended without an image id"
+        quoted = "\n".join(f"    {line}" for line in self.tail)
+        return SandboxError(
+            f"building {tag} failed: {reason}\n  last build output:\n{quoted}",
+            hint="fix sandbox/Dockerfile, or run `selfcorrect sandbox build --force` if a "
+            "download failed midway",
+        )
+
+
+def write_context_tar(root: Path, out: IO[bytes]) -> None:
+    """Exactly the hashed files, with normalised owners, modes and times, so what is built is
+    what was hashed whatever the checkout's umask or the host's users."""
+    with tarfile.open(fileobj=out, mode="w") as tar:
+        for name in context_files(root):
+            path = root / name
+            info = tarfile.TarInfo(name)
+            info.size = path.stat().st_size
+            info.mode = _mode(path)
+            with path.open("rb") as data:
+                tar.addfile(info, data)
+
+
+# ---- Docker I/O below: thin, and every docker exception is translated here. ----
+
+
+def ensure_image(
+    client: docker.DockerClient,
+    *,
+    force: bool = False,
+    progress: Progress = ignore_progress,
+    context: Path | None = None,
+    tag: str | None = None,
+) -> str:
+    """The tag of a sandbox image built from the current context, building it if needed."""
+    root = context or sandbox_context()
+    tag = tag or image_tag()
+    wanted = context_hash(root)
+    existing_id, existing_hash = _existing(client, tag)
+    decision = decide(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=force)
+    progress(NOTE + decision.reason)
+    if not decision.build:
+        return tag
+    ensure_base(client, progress=progress)
+    new_id = _build(client, root, tag=tag, wanted_hash=wanted, nocache=force, progress=progress)
+    if existing_id and existing_id != new_id:
+        _remove_quietly(client, existing_id)
+    progress(NOTE + f"built {tag}")
+    return tag
+
+
+def image_status(client: docker.DockerClient, *, context: Path, tag: str) -> Decision:
+    """What ensure_image would do, without doing it."""
+    _, existing_hash = _existing(client, tag)
+    wanted = context_hash(context)
+    return decide(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=False)
+
+
+def _existing(client: docker.DockerClient, tag: str) -> tuple[str | None, str | None]:
+    with engine_errors(f"looking up {tag}"):
+        try:
+            image = client.images.get(tag)
+        except ImageNotFound:
+            return None, None
+    return image.id, (image.labels or {}).get(HASH_LABEL, "")
+
+
+def _build(
+    client: docker.DockerClient,
+    root: Path,
+    *,
+    tag: str,
+    wanted_hash: str,
+    nocache: bool,
+    progress: Progress,
+) -> str:
+    log = BuildLog()
+    labels = build_labels(wanted_hash=wanted_hash)
+    with tempfile.TemporaryFile() as context, engine_errors(f"building {tag}"):
+        write_context_tar(root, context)
+        context.seek(0)
+        # pull=False: the base is local by now (ensure_base), and no registry may answer.
+        stream = client.api.build(
+            fileobj=context, custom_context=True, tag=tag, labels=labels, rm=True,
+            forcerm=True, nocache=nocache, pull=False, decode=True,
+        )  # fmt: skip
+        for chunk in stream:
+            for line in log.feed(chunk):
+                progress(line)
+    for line in log.close():
+        progress(line)
+    if log.error or not log.image_id:
+        raise log.failure(tag)
+    return log.image_id
+
+
+def _remove_quietly(client: docker.DockerClient, image_id: str) -> None:
+    """Drop the image a rebuild replaced, so stale builds do not pile up on disk. Still in use
+    (a pooled container, another tag) is fine: it stays."""
+    try:
+        client.images.remove(image_id)
+    except (DockerException, requests.exceptions.RequestException):
+        return

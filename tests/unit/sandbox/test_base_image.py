@@ -1,0 +1,140 @@
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from docker.errors import APIError, ImageNotFound
+
+from selfcorrect_action.sandbox import base_image
+from selfcorrect_action.sandbox.base_image import (
+    BASE_IMAGE,
+    apt_sources,
+    debootstrap_argv,
+    debootstrap_problem,
+    dpkg_excludes,
+    ensure_base,
+    import_failed,
+    slim_removals,
+    split_image,
+)
+
+
+def test_split_image() -> None:
+    assert split_image("debian:bookworm-slim") == ("debian", "bookworm-slim")
+    assert split_image("debian") == ("debian", "latest")
+    assert split_image("localhost:5000/debian") == ("localhost:5000/debian", "latest")
+    assert split_image("localhost:5000/debian:12") == ("localhost:5000/debian", "12")
+
+
+def test_debootstrap_problem_names_the_fix() -> None:
+    ok = {"debootstrap": "/usr/sbin/debootstrap", "tar": "/usr/bin/tar"}
+    assert debootstrap_problem(euid=0, **ok) is None
+    missing = debootstrap_problem(euid=0, debootstrap=None, tar="/usr/bin/tar")
+    assert missing and "apt-get install debootstrap" in missing
+    not_root = debootstrap_problem(euid=1000, **ok)
+    assert not_root and "sudo selfcorrect sandbox build" in not_root
+
+
+def test_debootstrap_argv_is_a_minbase_bookworm() -> None:
+    argv = debootstrap_argv(Path("/x/rootfs"))
+    assert argv[:3] == ["debootstrap", "--variant=minbase", "bookworm"]
+    assert argv[3] == "/x/rootfs"
+
+
+def test_apt_sources_match_the_official_image() -> None:
+    sources = apt_sources()
+    assert "Suites: bookworm bookworm-updates" in sources
+    assert "Suites: bookworm-security" in sources
+    assert sources.count("Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg") == 2
+
+
+def test_dpkg_excludes_keep_copyrights() -> None:
+    lines = dpkg_excludes().splitlines()
+    assert lines[:2] == ["path-exclude /usr/share/doc/*", "path-include /usr/share/doc/*/copyright"]
+    assert "path-exclude /usr/share/locale/*" in lines
+
+
+def test_slim_removals(tmp_path: Path) -> None:
+    doc = tmp_path / "usr/share/doc"
+    (doc / "bash").mkdir(parents=True)
+    (doc / "bash" / "copyright").write_text("GPL")
+    (doc / "bash" / "README").write_text("")
+    (doc / "libfoo").symlink_to("bash")
+    (tmp_path / "usr/share/locale/de").mkdir(parents=True)
+    lists = tmp_path / "var/lib/apt/lists"
+    (lists / "partial").mkdir(parents=True)
+    (lists / "deb.debian.org_Packages").write_text("")
+    (tmp_path / "var/log/apt").mkdir(parents=True)
+    (tmp_path / "var/log/apt/term.log").write_text("")
+    removed = {p.relative_to(tmp_path).as_posix() for p in slim_removals(tmp_path)}
+    assert removed == {
+        "usr/share/doc/bash/README",
+        "usr/share/locale/de",
+        "var/lib/apt/lists/deb.debian.org_Packages",
+        "var/log/apt/term.log",
+    }
+
+
+def test_import_failed_reads_the_json_reply() -> None:
+    assert import_failed('{"status":"sha256:abc"}\r\n') is None
+    assert import_failed('{"errorDetail":{"message":"x"},"error":"archive/tar: invalid"}') == (
+        "archive/tar: invalid"
+    )
+    assert import_failed("not json") is None
+
+
+class _FakeImages:
+    def __init__(self, present: set[str]) -> None:
+        self.present = present
+
+    def get(self, name: str) -> object:
+        if name not in self.present:
+            raise ImageNotFound(name)
+        return object()
+
+
+class _FakeApi:
+    def __init__(self, images: _FakeImages, *, pull: str) -> None:
+        self.images, self.mode = images, pull
+        self.release = threading.Event()
+
+    def pull(self, repository: str, tag: str) -> str:
+        if self.mode == "hang":
+            self.release.wait(10)
+        if self.mode == "ok":
+            self.images.present.add(f"{repository}:{tag}")
+            return ""
+        raise APIError("dial tcp: lookup registry-1.docker.io: no such host")
+
+
+class _FakeClient:
+    """Only the two calls ensure_base makes: looking an image up and pulling it."""
+
+    def __init__(self, *, present: bool, pull: str) -> None:
+        self.images = _FakeImages({BASE_IMAGE} if present else set())
+        self.api = _FakeApi(self.images, pull=pull)
+
+
+@pytest.fixture
+def made(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    calls: list[object] = []
+    monkeypatch.setattr(base_image, "make_base", lambda client, progress: calls.append(client))
+    monkeypatch.setattr(base_image, "PULL_TIMEOUT_S", 0.2)
+    return calls
+
+
+@pytest.mark.parametrize(
+    ("present", "pull", "debootstrapped"),
+    [(True, "fail", False), (False, "ok", False), (False, "fail", True), (False, "hang", True)],
+    ids=["present", "pulled", "pull-refused", "pull-hangs"],
+)
+def test_ensure_base_falls_back_to_debootstrap(
+    made: list[object], present: bool, pull: str, debootstrapped: bool
+) -> None:
+    client = _FakeClient(present=present, pull=pull)
+    notes: list[str] = []
+    ensure_base(client, progress=notes.append)  # type: ignore[arg-type]
+    client.api.release.set()
+    assert made == ([client] if debootstrapped else [])
+    assert any("debootstrap" in note for note in notes) is debootstrapped
