@@ -290,7 +290,9 @@ def _describe(
                 _located(source, document, c.loc, c.message, _hint(c, derived_output))
                 for c in error["ctx"]["conflicts"]
             ]
-    return problems or yamlio.describe_errors(exc, document, source, default_hint=DOCS_HINT)
+    return problems or yamlio.describe_errors(
+        exc, document, source, default_hint=DOCS_HINT, model=TaskSpec
+    )
 
 
 def _in_file_order(problems: list[str], source: str) -> list[str]:

@@ -7,9 +7,11 @@ must edit.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+import inspect
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
@@ -75,7 +77,7 @@ def validate(model: type[ModelT], data: Any, source: str, *, prefix: Sequence[An
     try:
         return model.model_validate(to_plain(data))
     except ValidationError as exc:
-        raise SpecError(describe_errors(exc, data, source, prefix=prefix)) from exc
+        raise SpecError(describe_errors(exc, data, source, prefix=prefix, model=model)) from exc
 
 
 def load_model(model: type[ModelT], path: Path) -> ModelT:
@@ -92,11 +94,13 @@ def describe_errors(
     *,
     prefix: Sequence[Any] = (),
     default_hint: str | None = None,
+    model: type[BaseModel] | None = None,
 ) -> list[str]:
     """One `source:line:col: dotted.path: message` line per error, each with a hint when known.
 
     A validator can carry its own hint in the error context (PydanticCustomError with
-    ``{"hint": ...}``); `default_hint` covers the rest, e.g. a pointer to the docs.
+    ``{"hint": ...}``); `default_hint` covers the rest, e.g. a pointer to the docs. With
+    `model`, an unknown field's hint names the closest known field.
     """
     problems = []
     for error in exc.errors(include_url=False):
@@ -104,7 +108,12 @@ def describe_errors(
         line, col = locate(data, loc)
         dotted = ".".join(str(part) for part in (*prefix, *loc)) or "(top level)"
         message = _message(error)
-        hint = error.get("ctx", {}).get("hint") or _HINTS.get(error["type"]) or default_hint
+        hint = (
+            error.get("ctx", {}).get("hint")
+            or (_unknown_field_hint(model, loc) if error["type"] == "extra_forbidden" else None)
+            or _HINTS.get(error["type"])
+            or default_hint
+        )
         text = f"{source}:{line}:{col}: {dotted}: {message}"
         if hint:
             text += f"\n  hint: {hint}"
@@ -112,7 +121,40 @@ def describe_errors(
     return problems
 
 
-def _message(error: dict[str, Any]) -> str:
+def _unknown_field_hint(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str | None:
+    """`jduge` → "did you mean judge?"; pydantic's error does not say what is allowed."""
+    parent = _model_at(model, loc[:-1]) if model else None
+    if parent is None or not loc or not isinstance(loc[-1], str):
+        return None
+    known = list(parent.model_fields)
+    close = difflib.get_close_matches(loc[-1], known, n=1)
+    if close:
+        return f"did you mean {close[0]}?"
+    return f"remove it; known fields here: {', '.join(known)}"
+
+
+def _model_at(model: type[BaseModel], loc: Sequence[Any]) -> type[BaseModel] | None:
+    current: type[BaseModel] | None = model
+    for part in loc:
+        if isinstance(part, int):
+            continue  # a list item: the list's model was found at its field
+        if current is None or part not in current.model_fields:
+            return None
+        current = _nested_model(current.model_fields[part].annotation)
+    return current
+
+
+def _nested_model(annotation: Any) -> type[BaseModel] | None:
+    if inspect.isclass(annotation) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):  # list[X], X | None, Annotated[X, ...]
+        found = _nested_model(arg)
+        if found:
+            return found
+    return None
+
+
+def _message(error: Mapping[str, Any]) -> str:
     if error["type"] == "extra_forbidden":
         return "unknown field"
     got = error.get("input")
