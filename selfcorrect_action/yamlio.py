@@ -53,11 +53,20 @@ def load_yaml_text(text: str, source: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         raise SpecError(
-            [f"{where}: invalid YAML: {exc.problem or exc.context}"
+            [f"{where}: invalid YAML: {_syntax_message(exc)}"
              "\n  hint: check indentation and quoting around this position"]
         ) from exc
     except YAMLError as exc:
         raise SpecError([f"{source}: invalid YAML: {exc}"]) from exc
+
+
+def _syntax_message(exc: MarkedYAMLError) -> str:
+    """The problem, plus where the construct it belongs to began: an unclosed quote is
+    reported at the end of the file, but the line to fix is where the quote opened."""
+    mark = exc.context_mark
+    if not (exc.context and exc.problem and mark):
+        return str(exc.problem or exc.context)
+    return f"{exc.context} at {mark.line + 1}:{mark.column + 1}, {exc.problem}"
 
 
 def read_yaml_file(path: Path) -> tuple[str, Any]:
