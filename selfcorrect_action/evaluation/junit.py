@@ -1,0 +1,292 @@
+"""Spec tests: the pytest command run in the sandbox, and its junit XML read back on the host.
+
+The XML comes out of the container that ran the candidate, so it is hostile input: the
+candidate's import-time code could have rewritten it. It is read with expat directly, never
+through a tree builder that honours DTDs: a DOCTYPE or an entity declaration is refused
+outright (billion laughs, external entities), the file is size-capped before parsing, every
+stored string is capped while parsing, and the number of outcomes kept is capped while the
+counts go on. Anything that is not well-formed junit raises JUnitError, which the caller
+reports as "test results unreadable" instead of guessing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal, NamedTuple
+from xml.parsers import expat
+
+from selfcorrect_action.evaluation.pytest_traceback import distil_failure, first_line
+from selfcorrect_action.loop.state import TestOutcome
+
+PYTEST_JUNIT_PATH = ".selfcorrect/junit.xml"
+MAX_JUNIT_BYTES = 2_000_000
+# Kept outcomes: failing ones first matter to the repair packet, passing ones only as ids.
+MAX_FAILING_OUTCOMES = 200
+MAX_PASSING_OUTCOMES = 300
+MAX_TEST_ID_CHARS = 300
+MAX_MESSAGE_CHARS = 500
+_MAX_DEPTH = 32
+
+Kind = Literal["passed", "failed", "error", "skipped"]
+_RESULT_TAGS: dict[str, Kind] = {"failure": "failed", "error": "error", "skipped": "skipped"}
+# Messages pytest writes that say nothing the text does not say better.
+_GENERIC_MESSAGES = frozenset({"", "collection failure", "test setup failure"})
+
+
+class JUnitError(Exception):
+    """The junit XML is missing, too large, malformed or not pytest's junit."""
+
+
+class Totals(NamedTuple):
+    passed: int
+    failed: int
+    errored: int
+    skipped: int
+
+
+@dataclass(frozen=True)
+class JUnitReport:
+    """Outcomes in document order (capped), with counts over every test case seen."""
+
+    outcomes: list[TestOutcome]
+    totals: Totals
+    dropped: int = 0  # outcomes counted but not kept
+
+
+def pytest_argv(test_files: list[str]) -> list[str]:
+    """The command that runs the frozen spec tests in the sandbox's work dir.
+
+    Every flag exists in Debian bookworm's pytest 7.2 (the sandbox image) and in pytest 8/9.
+    xunit1 keeps the `file` and `line` attributes that test ids are built from; --tb=short
+    gives `path:line: in func` frames plus pytest's `E   ` assertion-rewrite lines; an
+    explicit rootdir keeps ids relative to the work dir whatever ini file lies around; a
+    test file that fails to import must not hide the results of the others.
+    """
+    for name in test_files:
+        if not name or name.startswith("-"):
+            raise ValueError(f"test file names must not be empty or start with '-': {name!r}")
+    return [
+        "python3", "-m", "pytest",
+        "-p", "no:cacheprovider",
+        "-q", "--tb=short", "-rN", "--no-header", "--color=no",
+        "--rootdir=.",
+        "--continue-on-collection-errors",
+        "-o", "junit_family=xunit1",
+        "-o", "console_output_style=classic",
+        f"--junitxml={PYTEST_JUNIT_PATH}",
+        "--", *test_files,
+    ]  # fmt: skip
+
+
+def parse_junit(path: Path, *, max_bytes: int = MAX_JUNIT_BYTES) -> list[TestOutcome]:
+    """The test outcomes in `path`; see parse_junit_report for the counts beyond the cap."""
+    return parse_junit_report(path, max_bytes=max_bytes).outcomes
+
+
+def parse_junit_report(path: Path, *, max_bytes: int = MAX_JUNIT_BYTES) -> JUnitReport:
+    return parse_junit_bytes(_read_capped(path, max_bytes))
+
+
+def parse_junit_bytes(data: bytes) -> JUnitReport:
+    builder = _Builder()
+    parser = _expat_parser(builder)
+    try:
+        parser.Parse(data, True)
+    except expat.ExpatError as exc:
+        raise JUnitError(f"junit XML is not well-formed: {exc}") from exc
+    return builder.report()
+
+
+def summarize(outcomes: list[TestOutcome]) -> Totals:
+    """(passed, failed, errored, skipped) over `outcomes`."""
+    kinds = [outcome.outcome for outcome in outcomes]
+    return Totals(
+        kinds.count("passed"), kinds.count("failed"), kinds.count("error"), kinds.count("skipped")
+    )
+
+
+def _read_capped(path: Path, max_bytes: int) -> bytes:
+    try:
+        if not path.is_file():
+            raise JUnitError(f"no junit XML at {path.name}: pytest did not write its results")
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise JUnitError(f"junit XML unreadable: {exc.strerror or exc}") from exc
+    if len(data) > max_bytes:
+        raise JUnitError(f"junit XML is larger than {max_bytes:,} bytes")
+    return data
+
+
+def _expat_parser(builder: _Builder) -> expat.XMLParserType:
+    parser = expat.ParserCreate()
+    parser.StartDoctypeDeclHandler = _refuse_dtd
+    parser.EntityDeclHandler = _refuse_entity
+    parser.ExternalEntityRefHandler = _refuse_entity
+    parser.StartElementHandler = builder.start
+    parser.EndElementHandler = builder.end
+    parser.CharacterDataHandler = builder.text
+    return parser
+
+
+def _refuse_dtd(*_: object) -> None:
+    raise JUnitError("junit XML carries a DOCTYPE: refused (entity expansion attacks)")
+
+
+def _refuse_entity(*_: object) -> None:
+    raise JUnitError("junit XML declares or references entities: refused")
+
+
+@dataclass
+class _Case:
+    attrs: dict[str, str]
+    kind: Kind = "passed"
+    message: str = ""
+    # The raw text is bounded by the file's size cap; distil_failure cuts it down.
+    text: list[str] = field(default_factory=list)
+    in_result: bool = False
+
+
+@dataclass
+class _Suite:
+    errors: int = 0
+    cases: int = 0
+
+
+class _Builder:
+    """Streams expat events into outcomes; only testcase elements and their first
+    failure/error/skipped child matter, everything else (properties, system-out) is skipped."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+        self.root: str | None = None
+        self.case: _Case | None = None
+        self.suites: list[_Suite] = []
+        self.kept: list[TestOutcome] = []
+        self.counts = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+        self.kept_failing = self.kept_passing = self.dropped = 0
+
+    def start(self, tag: str, attrs: dict[str, str]) -> None:
+        self.depth += 1
+        if self.depth > _MAX_DEPTH:
+            raise JUnitError(f"junit XML nests deeper than {_MAX_DEPTH} elements")
+        if self.root is None:
+            if tag not in {"testsuites", "testsuite"}:
+                raise JUnitError(f"not junit XML: the root element is <{tag[:40]}>")
+            self.root = tag
+        if tag == "testsuite":
+            self.suites.append(_Suite(errors=_count_attr(attrs, "errors")))
+        elif tag == "testcase":
+            self.case = _Case(attrs)
+            if self.suites:
+                self.suites[-1].cases += 1
+        elif tag in _RESULT_TAGS and self.case is not None and self.case.kind == "passed":
+            self.case.kind = _RESULT_TAGS[tag]
+            self.case.message = attrs.get("message", "")[:MAX_MESSAGE_CHARS * 4]
+            self.case.in_result = True
+
+    def text(self, data: str) -> None:
+        if self.case is not None and self.case.in_result:
+            self.case.text.append(data)
+
+    def end(self, tag: str) -> None:
+        self.depth -= 1
+        if tag == "testcase" and self.case is not None:
+            self._add(_outcome(self.case))
+            self.case = None
+        elif tag in _RESULT_TAGS and self.case is not None:
+            self.case.in_result = False
+        elif tag == "testsuite" and self.suites and self.suites[-1].cases == 0:
+            self._suite_without_cases(self.suites[-1])
+
+    def _suite_without_cases(self, suite: _Suite) -> None:
+        # pytest interrupted before writing any test case (an internal error, a broken
+        # conftest): the suite's error count is the only trace left.
+        if suite.errors:
+            self._add(TestOutcome(
+                test_id="<session>",
+                outcome="error",
+                message=f"pytest reported {suite.errors:,} error(s) but no test results",
+            ))  # fmt: skip
+
+    def _add(self, outcome: TestOutcome) -> None:
+        self.counts[outcome.outcome] += 1
+        if outcome.outcome in {"failed", "error"} and self.kept_failing < MAX_FAILING_OUTCOMES:
+            self.kept_failing += 1
+        elif outcome.outcome in {"passed", "skipped"} and self.kept_passing < MAX_PASSING_OUTCOMES:
+            self.kept_passing += 1
+        else:
+            self.dropped += 1
+            return
+        self.kept.append(outcome)
+
+    def report(self) -> JUnitReport:
+        if self.root is None:
+            raise JUnitError("junit XML has no root element")
+        totals = Totals(
+            self.counts["passed"], self.counts["failed"], self.counts["error"],
+            self.counts["skipped"],
+        )  # fmt: skip
+        return JUnitReport(outcomes=self.kept, totals=totals, dropped=self.dropped)
+
+
+def _outcome(case: _Case) -> TestOutcome:
+    text = "".join(case.text)
+    detail = distil_failure(text) if case.kind in {"failed", "error"} else ""
+    return TestOutcome(
+        test_id=_test_id(case.attrs),
+        outcome=case.kind,
+        message=_message(case, text),
+        detail=detail,
+    )
+
+
+def _message(case: _Case, text: str) -> str:
+    """The message attribute's first line; for collection and setup failures pytest writes a
+    generic one, and the exception line at the end of the text says more."""
+    message = first_line(case.message)
+    if message.lower() in _GENERIC_MESSAGES and case.kind == "error":
+        message = _last_exception_line(text) or message
+    return message[:MAX_MESSAGE_CHARS]
+
+
+_E_LINE = re.compile(r"E +(\S.*)")
+
+
+def _last_exception_line(text: str) -> str:
+    for line in reversed(text.splitlines()[-200:]):
+        match = _E_LINE.match(line)
+        if match:
+            return match.group(1).strip()
+    return ""
+
+
+def _test_id(attrs: dict[str, str]) -> str:
+    """`tests/test_x.py::TestClass::test_name[param]`, pytest's node id, rebuilt from the
+    xunit1 attributes: `file`, `classname` (dotted module path plus classes) and `name`."""
+    name = attrs.get("name", "")
+    classname = attrs.get("classname", "")
+    path = attrs.get("file", "")
+    if not path:
+        node = f"{classname}::{name}" if classname else name
+        return _cap(node or "<unnamed test>")
+    if not classname:
+        return _cap(path)  # a collection error: pytest names the module, not a test
+    module = path.removesuffix(".py").replace("/", ".")
+    classes = classname.removeprefix(module).lstrip(".")
+    parts = [path, *classes.split(".")] if classes else [path]
+    return _cap("::".join([*parts, name]))
+
+
+def _cap(test_id: str) -> str:
+    test_id = " ".join(test_id.split())
+    if len(test_id) <= MAX_TEST_ID_CHARS:
+        return test_id
+    return test_id[: MAX_TEST_ID_CHARS - 1] + "…"
+
+
+def _count_attr(attrs: dict[str, str], name: str) -> int:
+    value = attrs.get(name, "0")
+    return int(value) if value.isdigit() and len(value) < 10 else 0
