@@ -1,0 +1,40 @@
+"""`selfcorrect sandbox build`: make sure the sandbox image exists and is current."""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.markup import escape
+from rich.status import Status
+
+from selfcorrect_action.sandbox import engine
+from selfcorrect_action.sandbox.build_support import NOTE
+from selfcorrect_action.sandbox.image import ensure_image
+
+
+def build_image(*, force: bool) -> int:
+    """Progress goes to stderr, the tag alone to stdout, so `$(selfcorrect sandbox build)`
+    captures just the tag."""
+    client = engine.connect()
+    console = Console(stderr=True, highlight=False)
+    with console.status("checking the sandbox image") as status:
+        tag = ensure_image(client, force=force, progress=_Reporter(console, status))
+    print(tag)
+    return 0
+
+
+class _Reporter:
+    """On a terminal: our notes and the build steps stay on screen, every other line only
+    flashes by in the status line. Elsewhere (CI logs) every line is printed: there is no
+    status line to show it, and the full log is what one reads after a failure."""
+
+    def __init__(self, console: Console, status: Status) -> None:
+        self._console = console
+        self._status = status
+
+    def __call__(self, line: str) -> None:
+        if line.startswith(NOTE):
+            self._console.print(f"[bold]{escape(line[len(NOTE) :])}[/bold]")
+        elif line.startswith("Step ") or not self._console.is_terminal:
+            self._console.print(escape(line), style="dim", soft_wrap=True)
+        else:
+            self._status.update(escape(line[: self._console.width - 4]))
