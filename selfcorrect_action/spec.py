@@ -32,7 +32,9 @@ from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.errors import SpecError
 from selfcorrect_action.spec_checks import Conflict, dotted, find_conflicts, placed_files
 from selfcorrect_action.spec_files import (
+    MAX_FLOW_DEPTH,
     Loc,
+    flow_depth,
     read_spec_text,
     repo_root,
     shared_container,
@@ -252,12 +254,15 @@ def _load(
 
 
 def _parse_mapping(text: str, source: str) -> Any:
+    too_deep = SpecError([
+        f"{source}:1:1: nested too deeply to read\n  hint: a task spec needs a few levels"
+    ])
+    if flow_depth(text) > MAX_FLOW_DEPTH:
+        raise too_deep
     try:
         document = yamlio.load_yaml_text(text, source)
-    except RecursionError as exc:  # ruamel recurses per nesting level: a few hundred `[`
-        raise SpecError([
-            f"{source}:1:1: nested too deeply to read\n  hint: a task spec needs a few levels"
-        ]) from exc
+    except RecursionError as exc:  # ruamel recurses per level, e.g. `- - - - x`
+        raise too_deep from exc
     if document is None:
         raise SpecError([
             f"{source}:1:1: the spec is empty"

@@ -65,6 +65,24 @@ def _text_position(raw: bytes, offset: int) -> tuple[int, int]:
     return raw.count(b"\n", 0, offset) + 1, column + 1
 
 
+# ruamel's scanner is quadratic in the depth of [ and { nesting (2,000 levels: 10-20 s)
+# and its composer recurses per level; no real spec comes near this.
+MAX_FLOW_DEPTH = 200
+
+
+def flow_depth(text: str) -> int:
+    """The deepest [ / { nesting, counted crudely (brackets in quoted text count too),
+    which is enough to refuse hostile text before the parser spends seconds on it."""
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return deepest
+
+
 def shared_container(document: Any) -> Loc | None:
     """Where a list or mapping appears a second time, i.e. an alias such as `*base`.
 
