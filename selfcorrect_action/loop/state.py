@@ -51,6 +51,8 @@ class LLMCall(_Record):
 class TestOutcome(_Record):
     """One spec test's result, distilled from pytest's junit XML."""
 
+    __test__ = False  # a record, not a test class: keeps pytest from collecting it by name
+
     test_id: str
     outcome: Literal["passed", "failed", "error", "skipped"]
     message: str = ""
@@ -84,11 +86,14 @@ class RepairPacket(_Record):
     category: Category
     evidence: str
     failing_tests: list[TestOutcome] = Field(default_factory=list)
+    tests_summary: str = ""  # "3 passed, 2 failed": counts over every test, not only the listed
     failed_checks: list[str] = Field(default_factory=list)
     location: str = ""  # "script.py:12 in main: <source line>"
     judge_reasoning: str = ""
     already_tried: list[str] = Field(default_factory=list)
     output_excerpt: str = ""
+    file_name: str = ""  # the candidate file the repair returns whole
+    base_attempt: int | None = None  # whose code the repair starts from (None: from scratch)
 
 
 class Attempt(_Record):
