@@ -9,6 +9,7 @@ the Docker calls are the thin part at the bottom, and docker exceptions stop the
 from __future__ import annotations
 
 import hashlib
+import re
 import tarfile
 import tempfile
 from collections import deque
@@ -37,6 +38,8 @@ HASH_LABEL = "org.selfcorrect.context-hash"
 VERSION_LABEL = "org.selfcorrect.version"
 # Lines of build output quoted in the error when a build fails.
 LOG_TAIL_LINES = 25
+# The classic builder colours a step's stderr red with these; they garble logs and errors.
+_ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def image_tag(version: str = __version__) -> str:
@@ -111,7 +114,7 @@ class BuildLog:
             return []
         else:
             text = str(chunk.get("stream") or chunk.get("status") or "")
-        lines = (self._partial + text).split("\n")
+        lines = (self._partial + _ANSI_COLOUR.sub("", text)).split("\n")
         self._partial = lines.pop()
         return self._keep([line.rstrip("\r") for line in lines if line.strip()])
 

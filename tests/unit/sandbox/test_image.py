@@ -119,6 +119,14 @@ def test_build_log_joins_partial_chunks_into_lines() -> None:
     assert log.close() == []
 
 
+def test_build_log_drops_the_builders_colours() -> None:
+    log = BuildLog()
+    assert log.feed({"stream": "\x1b[91mE: Unable to locate package x\n\x1b[0mRemoving"}) == [
+        "E: Unable to locate package x"
+    ]
+    assert log.close() == ["Removing"]
+
+
 def test_build_log_notes_image_id_and_error() -> None:
     log = BuildLog()
     assert log.feed({"aux": {"ID": "sha256:1"}}) == []
