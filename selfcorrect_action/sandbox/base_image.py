@@ -149,7 +149,7 @@ def make_base(client: docker.DockerClient, *, progress: Progress, tag: str = BAS
         _run_logged(debootstrap_argv(root), progress=progress, what="debootstrap")
         _slim(root)
         progress(NOTE + f"importing the root filesystem as {tag}")
-        _import(client, root, tag)
+        import_rootfs(client, root, tag)
     progress(NOTE + f"made {tag}")
 
 
@@ -181,7 +181,7 @@ def _run_logged(argv: list[str], *, progress: Progress, what: str) -> None:
         )
 
 
-def _import(client: docker.DockerClient, root: Path, tag: str) -> None:
+def import_rootfs(client: docker.DockerClient, root: Path, tag: str) -> None:
     """Streams `tar` straight into the engine: the root filesystem is never held in memory."""
     repository, version = split_image(tag)
     argv = ["tar", "--numeric-owner", "-C", str(root), "-c", "."]
