@@ -3,6 +3,7 @@ ExecutionResult. The wall-clock limit is enforced here, from outside the contain
 
 from __future__ import annotations
 
+import secrets
 import time
 from pathlib import Path
 from typing import Any
@@ -32,13 +33,15 @@ KILL_GRACE_S = 3.0
 STARTUP_TIMEOUT_S = 60.0
 ARTIFACT_TIMEOUT_S = 60.0
 SIGKILL = 9
+MAX_REJECTED_LISTED = 100
 
 
 def execute(prepared: Prepared, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
     stream = prepared.stream
     stream.deadline = time.monotonic() + STARTUP_TIMEOUT_S
+    nonce = secrets.token_hex(16)
     try:
-        stream.send(encode_request(request, deadline_s=request.timeout_s))
+        stream.send(encode_request(request, deadline_s=request.timeout_s, nonce=nonce))
         read_started(stream)
     except (DeadlineExceeded, StreamClosed, ProtocolViolation, OSError) as exc:
         raise SandboxError(
@@ -49,7 +52,7 @@ def execute(prepared: Prepared, request: ExecutionRequest, artifact_dir: Path) -
     started = time.monotonic()
     stream.deadline = started + request.timeout_s + KILL_GRACE_S
     try:
-        report = read_result(stream)
+        report = read_result(stream, nonce)
     except DeadlineExceeded:
         lifecycle.kill(prepared)
         return _timed_out(request)
@@ -72,11 +75,15 @@ def _artifacts(
     except DeadlineExceeded:
         records, note = [], "artifacts did not arrive in time"
     rejected = [
-        ArtifactRecord(path=str(item["path"])[:300], size=int(item.get("size", 0)),
+        ArtifactRecord(path=str(item["path"])[:300], size=_int_or_none(item.get("size")) or 0,
                        rejected=str(item.get("reason", "rejected"))[:200])
-        for item in report.get("rejected", [])[: request.caps.artifact_max_files]
+        for item in report.get("rejected", [])[:MAX_REJECTED_LISTED]
         if isinstance(item, dict) and "path" in item
     ]
+    unlisted = _int_or_none(report.get("unlisted")) or 0
+    if unlisted:
+        more = f"{unlisted} more files in the work dir were not examined or listed"
+        note = f"{note}; {more}" if note else more
     return records + rejected, note
 
 
@@ -103,7 +110,7 @@ def _from_report(
         stderr=_capture(report.get("stderr")),
         artifacts=records,
         runtime=request.runtime,
-        sandbox_note=note,
+        artifact_note=note,
     )
 
 

@@ -9,6 +9,7 @@ import time
 from dataclasses import dataclass, field
 
 import docker
+import requests
 from docker.errors import DockerException
 from docker.models.containers import Container
 
@@ -17,6 +18,9 @@ from selfcorrect_action.sandbox.config import PoolKey, container_config
 from selfcorrect_action.sandbox.wire import AttachStream
 
 _ATTACH = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+# The SDK raises requests' own exceptions (not DockerException) when the engine is slow to
+# answer, e.g. while gVisor tears down a sandbox holding a million files.
+_ENGINE_ERRORS = (DockerException, requests.RequestException)
 # Expiry margin on top of the idle timeout, for the orphan reaper.
 _EXPIRY_MARGIN_S = 120.0
 
@@ -46,13 +50,13 @@ def prepare(
     )
     try:
         container = client.containers.create(**config)
-    except DockerException as exc:
+    except _ENGINE_ERRORS as exc:
         raise _translate(exc, "create a sandbox container") from exc
     try:
         raw = container.attach_socket(params=_ATTACH)
         sock: socket.socket = getattr(raw, "_sock", raw)
         container.start()
-    except DockerException as exc:
+    except _ENGINE_ERRORS as exc:
         _remove_quietly(container)
         raise _translate(exc, "start a sandbox container") from exc
     return Prepared(key, container, AttachStream(sock), idle_timeout_s=idle_timeout_s)
@@ -64,7 +68,7 @@ def destroy(prepared: Prepared) -> None:
 
 
 def kill(prepared: Prepared) -> None:
-    with contextlib.suppress(DockerException):
+    with contextlib.suppress(*_ENGINE_ERRORS):
         prepared.container.kill()
 
 
@@ -89,11 +93,11 @@ def container_state(prepared: Prepared, *, wait_s: float = 10.0) -> dict:
 
 
 def _remove_quietly(container: Container) -> None:
-    with contextlib.suppress(DockerException):
+    with contextlib.suppress(*_ENGINE_ERRORS):
         container.remove(force=True)
 
 
-def _translate(exc: DockerException, doing: str) -> Exception:
+def _translate(exc: Exception, doing: str) -> Exception:
     text = str(exc)
     if "No such image" in text or ("not found" in text.lower() and "image" in text.lower()):
         return SandboxUnavailable(

@@ -102,4 +102,9 @@ class ExecutionResult(_Frozen):
         description="set when the in-container runner did not report normally "
         "(killed, flooded its channel, protocol broken): what we saw instead",
     )
+    artifact_note: str | None = Field(
+        default=None,
+        description="set when the artifacts could not all be copied out (stream too large, "
+        "malformed or late); the script's own outcome is unaffected",
+    )
 

@@ -35,8 +35,13 @@ class ProtocolViolation(Exception):
     """The runner's output did not follow the wire format (or was too large)."""
 
 
-def encode_request(request: ExecutionRequest, *, deadline_s: float) -> bytes:
+class Tampered(ProtocolViolation):
+    """Something other than the runner wrote a result into its channel."""
+
+
+def encode_request(request: ExecutionRequest, *, deadline_s: float, nonce: str) -> bytes:
     header = {
+        "nonce": nonce,
         "argv": request.argv,
         "env": request.env,
         "deadline_s": deadline_s,
@@ -157,12 +162,15 @@ def read_started(stream: AttachStream) -> None:
         raise ProtocolViolation(f"expected STARTED, got {line[:64]!r}")
 
 
-def read_result(stream: AttachStream) -> dict[str, Any]:
-    line = stream.read_line(64)
+def read_result(stream: AttachStream, nonce: str) -> dict[str, Any]:
+    line = stream.read_line(128)
     parts = line.split()
-    if len(parts) != 2 or parts[0] != b"RESULT" or not parts[1].isdigit():
-        raise ProtocolViolation(f"expected RESULT <length>, got {line[:64]!r}")
-    size = int(parts[1])
+    if len(parts) != 3 or parts[0] != b"RESULT" or not parts[2].isdigit():
+        raise ProtocolViolation(f"expected RESULT <nonce> <length>, got {line[:64]!r}")
+    if parts[1] != nonce.encode():
+        raise Tampered("a result line with the wrong nonce: the script wrote into the "
+                       "runner's channel")
+    size = int(parts[2])
     if size > MAX_RESULT_HEADER:
         raise ProtocolViolation(f"result header of {size} bytes exceeds the cap")
     try:

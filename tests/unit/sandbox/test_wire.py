@@ -17,6 +17,7 @@ from selfcorrect_action.sandbox.wire import (
     DeadlineExceeded,
     ProtocolViolation,
     StreamClosed,
+    Tampered,
     encode_request,
     read_result,
     read_started,
@@ -39,12 +40,13 @@ def test_request_carries_header_and_inputs() -> None:
     request = ExecutionRequest(
         argv=["python3", "s.py"], files=[InputFile(path="d/s.py", data=b"\x10\x11print(1)")]
     )
-    data = encode_request(request, deadline_s=7)
+    data = encode_request(request, deadline_s=7, nonce="n0")
     preamble, _, rest = data.partition(b"\n")
     magic, version, header_len, tar_len = preamble.split()
     assert (magic, version) == (b"SELFCORRECT-REQ", b"1")
     header = json.loads(rest[: int(header_len)])
     assert header["argv"] == ["python3", "s.py"] and header["deadline_s"] == 7
+    assert header["nonce"] == "n0"
     assert len(rest) == int(header_len) + int(tar_len)
     with tarfile.open(fileobj=io.BytesIO(rest[int(header_len) :])) as archive:
         member = archive.extractfile("d/s.py")
@@ -55,14 +57,14 @@ def test_frames_are_demultiplexed_across_odd_boundaries(pair) -> None:  # type: 
     stream, engine = pair
     body = json.dumps({"exit_code": 0}).encode()
     wire = (
-        _frame(1, b"STAR") + _frame(2, b"runner warning\n") + _frame(1, b"TED\nRESULT ")
+        _frame(1, b"STAR") + _frame(2, b"runner warning\n") + _frame(1, b"TED\nRESULT n0 ")
         + _frame(1, b"%d\n" % len(body) + body) + _frame(1, b"tail")
     )
     for i in range(0, len(wire), 3):  # dribble the bytes in
         engine.sendall(wire[i : i + 3])
     engine.shutdown(socket.SHUT_WR)
     read_started(stream)
-    assert read_result(stream) == {"exit_code": 0}
+    assert read_result(stream, "n0") == {"exit_code": 0}
     assert stream.read() == b"tail"
     assert stream.read() == b""
     assert bytes(stream.stderr) == b"runner warning\n"
@@ -75,7 +77,7 @@ def test_deadline_is_enforced(pair) -> None:  # type: ignore[no-untyped-def]
     read_started(stream)
     began = time.monotonic()
     with pytest.raises(DeadlineExceeded):
-        read_result(stream)
+        read_result(stream, "n0")
     assert time.monotonic() - began < 1
 
 
@@ -85,18 +87,26 @@ def test_eof_before_result_is_stream_closed(pair) -> None:  # type: ignore[no-un
     engine.close()
     read_started(stream)
     with pytest.raises(StreamClosed):
-        read_result(stream)
+        read_result(stream, "n0")
 
 
 @pytest.mark.parametrize(
     "payload",
-    [b"RESULT x\n", b"HELLO\n", b"RESULT 99999999999\n", b"RESULT 3\n[1]", b"RESULT 3\n{x}"],
+    [b"RESULT n0 x\n", b"HELLO\n", b"RESULT n0 99999999999\n", b"RESULT n0 3\n[1]",
+     b"RESULT n0 3\n{x}", b"RESULT 2\n{}"],
 )
 def test_malformed_results_are_protocol_violations(pair, payload: bytes) -> None:  # type: ignore[no-untyped-def]
     stream, engine = pair
     engine.sendall(_frame(1, payload))
     with pytest.raises(ProtocolViolation):
-        read_result(stream)
+        read_result(stream, "n0")
+
+
+def test_a_result_with_the_wrong_nonce_is_tampering(pair) -> None:  # type: ignore[no-untyped-def]
+    stream, engine = pair
+    engine.sendall(_frame(1, b"RESULT forged 2\n{}"))
+    with pytest.raises(Tampered):
+        read_result(stream, "n0")
 
 
 def test_a_line_flood_is_a_protocol_violation(pair) -> None:  # type: ignore[no-untyped-def]

