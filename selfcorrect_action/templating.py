@@ -13,9 +13,17 @@ import jinja2
 from selfcorrect_action.resources import templates_dir
 
 
+def tail_lines(text: str, count: int = 20) -> str:
+    """The last `count` lines: the end of a log is where the failure is."""
+    lines = text.rstrip("\n").splitlines()
+    if len(lines) <= count:
+        return "\n".join(lines)
+    return f"[... {len(lines) - count} earlier lines ...]\n" + "\n".join(lines[-count:])
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         # A misspelt variable must fail the render, not send the model an empty gap.
         undefined=jinja2.StrictUndefined,
@@ -27,6 +35,8 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["tail_lines"] = tail_lines
+    return env
 
 
 def render(name: str, **context: object) -> str:

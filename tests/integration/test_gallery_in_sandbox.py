@@ -1,0 +1,38 @@
+"""The known-failure gallery run for real: every script through the Docker sandbox, evaluated
+and classified, must reach the category its sidecar states (the unit suite checks the same
+from captured results; this proves the captures still match the real sandbox)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.evaluation.layers import evaluate
+from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, Limits
+from tests.unit.evaluation.test_gallery import Case, load_cases
+
+CASES = load_cases()
+# Evidence wording that depends on where the capture ran, not on the classification.
+_HOST_SPECIFIC = ("Unable to allocate",)
+
+
+@pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
+def test_gallery_case_is_classified_the_same_in_the_sandbox(
+    case: Case, sandbox, tmp_path: Path
+) -> None:
+    contract = case.contract
+    request = ExecutionRequest(
+        argv=["python3", case.script.name],
+        files=[InputFile(path=case.script.name, data=case.script.read_bytes())],
+        timeout_s=contract.timeout_s,
+        limits=Limits(memory_mb=contract.memory_mb, network=contract.network),
+    )
+    result = sandbox.run(request, tmp_path)
+    verdict = evaluate(result, contract, script_name=case.script.name)
+    assert not verdict.passed
+    assert verdict.category is case.category, verdict.evidence
+    assert verdict.failed_layer == case.failed_layer
+    for expected in case.evidence_contains:
+        if not any(marker in expected for marker in _HOST_SPECIFIC):
+            assert expected in verdict.evidence
