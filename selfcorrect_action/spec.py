@@ -91,6 +91,11 @@ def _as_list(value: Any) -> Any:
     return [value] if isinstance(value, str) else value
 
 
+def _none_as_empty(value: Any) -> Any:
+    """`contract:` with every line under it commented out means the defaults, not an error."""
+    return {} if value is None else value
+
+
 RepoPath = Annotated[str, AfterValidator(_repo_path)]
 PythonPath = Annotated[str, AfterValidator(_python_path)]
 NonBlank = Annotated[str, AfterValidator(_non_blank)]
@@ -121,11 +126,15 @@ class TaskSpec(_Strict):
     kind: TaskKind = "script"
     # None only when built in code; the loaders fill it in from the spec's name.
     output: PythonPath | None = None
-    contract: ExecutionContract = Field(default_factory=ExecutionContract)
+    contract: Annotated[ExecutionContract, BeforeValidator(_none_as_empty)] = Field(
+        default_factory=ExecutionContract
+    )
     tests: Annotated[list[PythonPath], BeforeValidator(_as_list)] = Field(default_factory=list)
     inputs: Annotated[list[RepoPath], BeforeValidator(_as_list)] = Field(default_factory=list)
-    budget: Budget = Field(default_factory=Budget)
-    models: ModelChoice = Field(default_factory=ModelChoice)
+    budget: Annotated[Budget, BeforeValidator(_none_as_empty)] = Field(default_factory=Budget)
+    models: Annotated[ModelChoice, BeforeValidator(_none_as_empty)] = Field(
+        default_factory=ModelChoice
+    )
     judge: bool = True
 
     @model_validator(mode="after")

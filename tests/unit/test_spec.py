@@ -307,6 +307,21 @@ contract:
 """
 
 
+@pytest.mark.parametrize("field", ["contract", "budget", "models"])
+def test_a_mapping_with_everything_commented_out_means_the_defaults(
+    repo: Path, field: str
+) -> None:
+    spec = load(f"prompt: p\n{field}:\n  # nothing decided yet\n", repo)
+    assert getattr(spec, field) == getattr(TaskSpec(prompt="p"), field)
+    assert user_contract_fields(spec) == set()
+
+
+def test_a_contract_that_is_not_a_mapping_is_an_error(repo: Path) -> None:
+    problem = only_problem("prompt: p\ncontract: [chart.png]\n", repo)
+    assert problem.startswith("spec.yml:2:1: contract: Input should be a valid dictionary")
+    assert "hint: write a mapping" in problem
+
+
 def test_user_contract_fields_are_what_the_yaml_says(repo: Path) -> None:
     assert user_contract_fields(load(CONTRACT_SPEC, repo)) == {
         "network", "timeout_s", "artifacts",
