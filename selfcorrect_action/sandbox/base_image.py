@@ -113,6 +113,14 @@ def _is_real_dir(path: Path) -> bool:
     return path.is_dir() and not path.is_symlink()
 
 
+def mounts_under(root: Path, mountinfo: str) -> list[str]:
+    """Mount points below root in /proc/self/mountinfo's text, deepest first: the order to
+    unmount them in. (Our temporary paths contain no characters mountinfo would escape.)"""
+    prefix = str(root).rstrip("/") + "/"
+    points = [fields[4] for fields in map(str.split, mountinfo.splitlines()) if len(fields) > 4]
+    return sorted((p for p in points if p.startswith(prefix)), key=len, reverse=True)
+
+
 def import_failed(reply: str) -> str | None:
     """The engine answers an import with JSON lines; a failure may still come with HTTP 200."""
     for line in reply.splitlines():
@@ -146,11 +154,23 @@ def make_base(client: docker.DockerClient, *, progress: Progress, tag: str = BAS
         raise SandboxUnavailable(problem, hint=PULL_HINT)
     with tempfile.TemporaryDirectory(prefix="selfcorrect-base-") as tmp:
         root = Path(tmp) / "rootfs"
-        _run_logged(debootstrap_argv(root), progress=progress, what="debootstrap")
+        try:
+            _run_logged(debootstrap_argv(root), progress=progress, what="debootstrap")
+        finally:
+            _unmount_leftovers(root)
         _slim(root)
         progress(NOTE + f"importing the root filesystem as {tag}")
         import_rootfs(client, root, tag)
     progress(NOTE + f"made {tag}")
+
+
+def _unmount_leftovers(root: Path) -> None:
+    """debootstrap mounts /proc and /sys (and, in LXC, binds /dev) inside the target and
+    unmounts them when it exits; if it was killed they stay, and deleting the temporary
+    folder would then walk into the host's own /proc, /sys or /dev."""
+    with contextlib.suppress(OSError):
+        for point in mounts_under(root, Path("/proc/self/mountinfo").read_text()):
+            subprocess.run(["umount", "--lazy", point], check=False, capture_output=True)
 
 
 def _slim(root: Path) -> None:

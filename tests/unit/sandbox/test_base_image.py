@@ -15,6 +15,7 @@ from selfcorrect_action.sandbox.base_image import (
     dpkg_excludes,
     ensure_base,
     import_failed,
+    mounts_under,
     slim_removals,
     split_image,
 )
@@ -74,6 +75,21 @@ def test_slim_removals(tmp_path: Path) -> None:
         "var/lib/apt/lists/deb.debian.org_Packages",
         "var/log/apt/term.log",
     }
+
+
+def test_mounts_under_lists_leftover_mounts_deepest_first() -> None:
+    mountinfo = (
+        "22 1 8:1 / / rw,relatime - ext4 /dev/sda1 rw\n"
+        "90 22 0:5 / /tmp/b/rootfs/proc rw - proc proc rw\n"
+        "91 22 0:6 / /tmp/b/rootfs/dev rw - tmpfs nodev rw\n"
+        "92 91 0:7 /null /tmp/b/rootfs/dev/null rw - devtmpfs udev rw\n"
+        "93 22 0:8 / /tmp/b/rootfs2/proc rw - proc proc rw\n"
+    )
+    assert mounts_under(Path("/tmp/b/rootfs"), mountinfo) == [
+        "/tmp/b/rootfs/dev/null",
+        "/tmp/b/rootfs/proc",
+        "/tmp/b/rootfs/dev",
+    ]
 
 
 def test_import_failed_reads_the_json_reply() -> None:
