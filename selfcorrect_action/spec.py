@@ -248,8 +248,9 @@ def _load(
 ) -> LoadedSpec:
     document = _parse_mapping(text, source)
     data = yamlio.to_plain(document)
-    derived = None if "output" in data else default_output(name)
-    data.setdefault("output", derived)
+    derived = default_output(name) if data.get("output") is None else None
+    if derived:
+        data["output"] = derived
     try:
         spec = TaskSpec.model_validate(data)
     except ValidationError as exc:

@@ -180,6 +180,10 @@ def test_load_spec_derives_the_output_from_the_file_name(repo: Path) -> None:
     assert load_spec(path).spec.output == "scripts/sales_chart.py"
 
 
+def test_an_empty_output_means_the_default(repo: Path) -> None:
+    assert load("prompt: p\noutput:\n", repo).output == "scripts/spec.py"
+
+
 def test_load_spec_text_derives_the_output_from_name_or_source(repo: Path) -> None:
     assert load_spec_text("prompt: p\n", "issue #12", root=repo).spec.output == (
         "scripts/issue_12.py"
