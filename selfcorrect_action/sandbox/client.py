@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from types import TracebackType
 
@@ -45,6 +45,7 @@ class Sandbox:
         self._pool: WarmPool | None = None
         self._lock = threading.Lock()
         self._checked_runtimes: set[str] = set()
+        self._background: set[Future[None]] = set()
 
     def start(self) -> Sandbox:
         engine.reap_orphans(self._client)
@@ -73,6 +74,15 @@ class Sandbox:
             return execute(prepared, request, artifact_dir)
         finally:
             self._teardown(prepared)
+
+    def settle(self, timeout_s: float = 60.0) -> None:
+        """Wait until background removals and pool refills are done. The loop never needs
+        this (an LLM call separates executions); benchmarks and tests do."""
+        with self._lock:
+            pending = set(self._background)
+        wait(pending, timeout=timeout_s)
+        if self._pool is not None:
+            self._pool.settle(timeout_s)
 
     def close(self) -> None:
         if self._pool is not None:
@@ -105,7 +115,14 @@ class Sandbox:
         if self._executor is None:
             lifecycle.destroy(prepared)
             return
-        self._executor.submit(lifecycle.destroy, prepared)
+        future = self._executor.submit(lifecycle.destroy, prepared)
+        with self._lock:
+            self._background.add(future)
+        future.add_done_callback(self._forget)
+
+    def _forget(self, future: Future[None]) -> None:
+        with self._lock:
+            self._background.discard(future)
 
     def _require_runtime(self, runtime: str) -> None:
         with self._lock:

@@ -33,8 +33,9 @@ def container_config(
     uid = f"{SANDBOX_UID}:{SANDBOX_UID}"
     return {
         "image": key.image,
-        # -I: the runner ignores PYTHON* variables and the user site, whatever the image says.
-        "command": ["python3", "-I", RUNNER_PATH, str(idle_timeout_s)],
+        # -I: the runner ignores PYTHON* variables and the user site, whatever the image says;
+        # -S: it needs only the standard library, so it skips site-packages' start-up hooks.
+        "command": ["python3", "-I", "-S", RUNNER_PATH, str(idle_timeout_s)],
         "user": uid,
         "working_dir": WORK_DIR,
         "hostname": "sandbox",

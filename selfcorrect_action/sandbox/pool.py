@@ -8,6 +8,7 @@ ever gets a container created for exactly its limits.
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -48,6 +49,15 @@ class WarmPool:
         prepared = self._pop_fresh(key)
         self.warm(key)
         return prepared if prepared is not None else self._factory(key)
+
+    def settle(self, timeout_s: float) -> None:
+        """Wait until no refill is pending."""
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            with self._lock:
+                if not any(self._pending.values()):
+                    return
+            time.sleep(0.01)
 
     def ready_count(self, key: PoolKey) -> int:
         with self._lock:

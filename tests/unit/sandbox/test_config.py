@@ -47,7 +47,7 @@ def test_labels_carry_session_and_expiry() -> None:
 
 def test_runner_gets_its_idle_timeout_and_isolated_mode() -> None:
     command = _config()["command"]
-    assert command[:2] == ["python3", "-I"]
+    assert command[:3] == ["python3", "-I", "-S"]
     assert command[-1] == "60"
 
 

@@ -1,0 +1,116 @@
+"""Per-execution latency of a trivial script, side by side in one run:
+
+  (a) a bare `python3` subprocess on the host (no isolation at all: the floor)
+  (b) `docker run --rm` through the docker CLI
+  (c) selfcorrect's sandbox client, cold (create + attach + start per execution)
+  (d) selfcorrect's sandbox client with the pre-warmed pool
+
+(b)-(d) under runc and runsc. Prints p50/p95 and each row's ratio to (a).
+Targets (issue 2): pool p50 within 150 ms of (a); cold no slower than (b).
+
+    python benchmarks/sandbox_overhead.py [--runs 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from selfcorrect_action.sandbox import engine
+from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.sandbox.image import ensure_image
+from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, Limits
+
+SCRIPT = b"print('hello from the sandbox')\n"
+
+
+def timed(fn: Callable[[], object], runs: int, before: Callable[[], None] = lambda: None
+          ) -> list[float]:
+    fn()  # warm-up: page cache, image layers, the engine's first-call costs
+    samples = []
+    for _ in range(runs):
+        before()
+        started = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+def bare_python(workdir: Path) -> Callable[[], object]:
+    script = workdir / "s.py"
+    script.write_bytes(SCRIPT)
+    return lambda: subprocess.run(["python3", str(script)], check=True, capture_output=True)
+
+
+def docker_cli(image: str, runtime: str) -> Callable[[], object]:
+    argv = ["docker", "run", "--rm", "--runtime", runtime, "--network", "none", image,
+            "python3", "-c", SCRIPT.decode()]
+    return lambda: subprocess.run(argv, check=True, capture_output=True)
+
+
+def client_run(box: Sandbox, runtime: str, workdir: Path) -> Callable[[], object]:
+    request = ExecutionRequest(
+        argv=["python3", "s.py"], files=[InputFile(path="s.py", data=SCRIPT)],
+        runtime=runtime,  # type: ignore[arg-type]
+    )
+    counter = iter(range(10**6))
+
+    def run() -> None:
+        result = box.run(request, workdir / str(next(counter)))
+        assert result.exit_code == 0, result
+    return run
+
+
+def settled(box: Sandbox) -> Callable[[], None]:
+    """The loop spends seconds in the LLM between executions: the previous container's
+    removal (and, with a pool, the refill) finishes meanwhile. Wait for that here, outside
+    the timing, so each sample measures what the loop sees. `docker run --rm` removes its
+    container inside its own timing: that is the cost our client moves off the critical path."""
+    return box.settle
+
+
+def row(name: str, samples: list[float], floor: float | None) -> str:
+    p50 = statistics.median(samples)
+    p95 = sorted(samples)[max(0, int(len(samples) * 0.95) - 1)]
+    ratio = f"{p50 / floor:6.1f}x" if floor else "   1.0x"
+    extra = f"  (+{p50 - floor:.0f} ms)" if floor else ""
+    return f"{name:<34} {p50:8.0f} {p95:8.0f}  {ratio}{extra}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=20)
+    runs = parser.parse_args().runs
+    client = engine.connect()
+    image = ensure_image(client)
+    lines = []
+    with tempfile.TemporaryDirectory() as scratch:
+        work = Path(scratch)
+        floor_samples = timed(bare_python(work), runs)
+        floor = statistics.median(floor_samples)
+        lines.append(row("(a) bare python3 subprocess", floor_samples, None))
+        for runtime in ("runc", "runsc"):
+            lines.append(row(f"(b) docker run --rm [{runtime}]",
+                             timed(docker_cli(image, runtime), runs), floor))
+            with Sandbox(client, image) as cold:
+                lines.append(row(f"(c) client, cold [{runtime}]",
+                                 timed(client_run(cold, runtime, work / f"c-{runtime}"), runs,
+                                       before=settled(cold)), floor))
+            with Sandbox(client, image, pool_size=2) as warm:
+                warm.warm(Limits(), runtime)  # type: ignore[arg-type]
+                lines.append(row(f"(d) client, pool [{runtime}]",
+                                 timed(client_run(warm, runtime, work / f"d-{runtime}"), runs,
+                                       before=settled(warm)), floor))
+    print(f"sandbox overhead: {runs} runs each, trivial script, milliseconds")
+    print(f"{'':<34} {'p50':>8} {'p95':>8}  vs (a)")
+    for line in lines:
+        print(line)
+
+
+if __name__ == "__main__":
+    main()
