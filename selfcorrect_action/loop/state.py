@@ -13,7 +13,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.llm.models import ModelTiers, Tier
-from selfcorrect_action.sandbox.models import ExecutionResult
+from selfcorrect_action.sandbox.models import ExecutionResult, Runtime
+from selfcorrect_action.spec import Budget, TaskSpec
 from selfcorrect_action.taxonomy import Category, Verdict
 
 SCHEMA_VERSION = 1
@@ -148,15 +149,16 @@ class RunState(BaseModel):
     run_id: str
     started_at: str
     finished_at: str | None = None
-    spec_source: str
-    spec: dict  # the TaskSpec as written (model_dump), kept verbatim for the audit trail
-    prompt: str
-    kind: Literal["script", "function"]
-    output_name: str
-    contract: ExecutionContract
+    spec_source: str  # a file path, or "issue #12"
+    spec: TaskSpec
+    user_contract_fields: list[str] = Field(default_factory=list)  # what the planner keeps
+    output_name: str  # the candidate's file name in the work dir (the basename of spec.output)
+    contract: ExecutionContract  # the spec's contract, gaps filled by the plan step
     tests: dict[str, str] = Field(default_factory=dict)  # frozen test files: name -> content
-    inputs: list[str] = Field(default_factory=list)
+    tests_written_by_plan: bool = False
+    inputs: list[str] = Field(default_factory=list)  # input file names in the work dir
     models: ModelTiers
+    runtime: Runtime = "runc"
     replayed: bool = False
     plan: PlanRecord | None = None
     attempts: list[Attempt] = Field(default_factory=list)
@@ -165,6 +167,14 @@ class RunState(BaseModel):
     status: Status = Status.RUNNING
     stop_reason: str = ""
     guidance: str = ""  # extra guidance from a `/selfcorrect retry` comment or --guidance
+
+    @property
+    def budget(self) -> Budget:
+        return self.spec.budget
+
+    @property
+    def max_attempts(self) -> int:
+        return 1 + self.budget.patch_attempts + self.budget.rethink_attempts
 
     @property
     def last(self) -> Attempt | None:

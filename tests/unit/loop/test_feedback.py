@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from selfcorrect_action.contract import ExecutionContract
+from selfcorrect_action.spec import TaskSpec
 from selfcorrect_action.evaluation.layers import evaluate
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.feedback import (
@@ -110,9 +111,7 @@ def state(attempts: list[Attempt], output_name: str = "chart.py") -> RunState:
         run_id="run-1",
         started_at="2025-01-01T00:00:00Z",
         spec_source="task.yml",
-        spec={},
-        prompt="Plot monthly sales from sales.csv",
-        kind="script",
+        spec=TaskSpec(prompt="Plot monthly sales from sales.csv"),
         output_name=output_name,
         contract=ExecutionContract(),
         models=ModelTiers(),
