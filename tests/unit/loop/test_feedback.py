@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from selfcorrect_action.contract import ExecutionContract
-from selfcorrect_action.spec import TaskSpec
 from selfcorrect_action.evaluation.layers import evaluate
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.feedback import (
@@ -24,6 +23,7 @@ from selfcorrect_action.loop.state import (
     TestOutcome,
 )
 from selfcorrect_action.sandbox.models import ExecutionResult, StreamCapture
+from selfcorrect_action.spec import TaskSpec
 from selfcorrect_action.taxonomy import Category, Check, Verdict
 
 FROZEN = "The tests are frozen: they are the specification and must not be changed"
