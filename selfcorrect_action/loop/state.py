@@ -105,6 +105,7 @@ class Attempt(_Record):
     code: str
     code_sha: str
     base_attempt: int | None = None  # the attempt whose code this one repaired
+    reason: str = ""  # why this attempt was made this way (reflect's decision)
     cycle_of: int | None = None  # set when the code equals an earlier attempt's (not re-run)
     execution: ExecutionResult | None = None
     test_execution: ExecutionResult | None = None
