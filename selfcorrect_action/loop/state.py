@@ -116,6 +116,9 @@ class Attempt(_Record):
     packet: RepairPacket | None = None  # the repair packet that followed this attempt
     llm_calls: list[LLMCall] = Field(default_factory=list)
     duration_ms: int = 0
+    # Why this attempt was made: the NextStep reason reflect gave (empty for the first). The
+    # audit trail shows it per attempt; next_step only holds the latest decision.
+    reason: str = ""
 
 
 class Usage(_Record):
@@ -161,6 +164,7 @@ class RunState(BaseModel):
     models: ModelTiers
     runtime: Runtime = "runc"
     replayed: bool = False
+    replay_file: str = ""  # the recording a replayed run played back: reports name it
     plan: PlanRecord | None = None
     attempts: list[Attempt] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
