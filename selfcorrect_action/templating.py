@@ -10,6 +10,7 @@ import functools
 
 import jinja2
 
+from selfcorrect_action.markdown import FILTERS as MARKDOWN_FILTERS
 from selfcorrect_action.resources import templates_dir
 
 
@@ -36,6 +37,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["tail_lines"] = tail_lines
+    env.filters.update(MARKDOWN_FILTERS)  # fenced, md_inline, md_code, md_quote
     return env
 
 

@@ -1,0 +1,66 @@
+"""GitHub-flavoured Markdown quoting for the report templates (AUDIT.md, summaries, comments).
+
+Reports quote text nobody controls: the model's code, the script's output, evidence that names
+`<module>`, a judge's prose. Quoted raw, a ``` in stdout ends our code block early and the rest
+of the report renders as code; a `<details>` in a log swallows the sections after it; a `|`
+splits a table cell. These helpers make such text inert, each for one place it can appear.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+_BACKTICK_RUN = re.compile(r"`+")
+# Inline punctuation that GFM gives a meaning to (emphasis, links, code, tables, HTML, strike),
+# and `&` only where it would start an entity: escaping every `&` makes "AT\&T" for nothing.
+_INLINE_SPECIAL = re.compile(r"[\\`*_\[\]<>|~]|&(?=#?[A-Za-z0-9]+;)")
+# A `<` that could open an HTML tag or comment; other `<` (a < b) render as they are.
+_TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
+_WHITESPACE = re.compile(r"\s+")
+
+
+def fence_for(text: str) -> str:
+    """A backtick fence longer than any backtick run in `text`, so the text cannot close it."""
+    longest = max((len(run) for run in _BACKTICK_RUN.findall(text)), default=0)
+    return "`" * max(3, longest + 1)
+
+
+def fenced(text: str, info: str = "") -> str:
+    """`text` as a fenced code block (no trailing newline), whatever backticks it holds."""
+    fence = fence_for(text)
+    body = text.rstrip("\n")
+    return f"{fence}{info}\n{body}\n{fence}" if body else f"{fence}{info}\n{fence}"
+
+
+def md_inline(text: str) -> str:
+    """One line of plain text, safe in a sentence or a table cell: whitespace (newlines
+    included) collapsed, Markdown and HTML punctuation backslash-escaped."""
+    flat = _WHITESPACE.sub(" ", text).strip()
+    return _INLINE_SPECIAL.sub(lambda match: "\\" + match.group(), flat)
+
+
+def md_code(text: str) -> str:
+    """An inline code span (outside tables: a `|` there needs md_inline instead)."""
+    flat = _WHITESPACE.sub(" ", text).strip()
+    if not flat:
+        return ""
+    ticks = "`" * (max((len(run) for run in _BACKTICK_RUN.findall(flat)), default=0) + 1)
+    # A span that starts or ends with a backtick needs a space between it and the fence.
+    pad = " " if flat.startswith("`") or flat.endswith("`") else ""
+    return f"{ticks}{pad}{flat}{pad}{ticks}"
+
+
+def md_quote(text: str) -> str:
+    """Prose (a prompt, a plan, a judge's reasoning) as a blockquote: its own Markdown still
+    renders, but it stays inside the quote and cannot open HTML tags."""
+    lines = [_TAG_OPEN.sub("\\\\<", line.rstrip()) for line in text.strip().splitlines()]
+    return "\n".join(f"> {line}" if line else ">" for line in lines)
+
+
+FILTERS: dict[str, Callable[..., str]] = {
+    "fenced": fenced,
+    "md_inline": md_inline,
+    "md_code": md_code,
+    "md_quote": md_quote,
+}

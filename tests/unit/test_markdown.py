@@ -1,0 +1,54 @@
+"""Markdown quoting: hostile text stays inside the block or cell it is quoted in."""
+
+from __future__ import annotations
+
+from selfcorrect_action.markdown import fence_for, fenced, md_code, md_inline, md_quote
+from selfcorrect_action.templating import environment
+
+
+def test_the_fence_is_longer_than_any_backtick_run_inside() -> None:
+    assert fence_for("print('hi')") == "```"
+    assert fence_for("```python\nx\n```") == "````"
+    assert fence_for("a ````` b") == "``````"
+
+
+def test_fenced_text_cannot_close_its_block() -> None:
+    block = fenced("before\n```\nafter\n", "text")
+
+    assert block == "````text\nbefore\n```\nafter\n````"
+
+
+def test_an_empty_fenced_block_is_still_a_block() -> None:
+    assert fenced("", "python") == "```python\n```"
+
+
+def test_inline_text_is_flattened_and_escaped() -> None:
+    text = "KeyError at chart.py:3 in <module>:\n  df['a|b'] * __init__ [x](y) `z` ~s~"
+
+    assert md_inline(text) == (
+        "KeyError at chart.py:3 in \\<module\\>: df\\['a\\|b'\\] \\* \\_\\_init\\_\\_ "
+        "\\[x\\](y) \\`z\\` \\~s\\~"
+    )
+
+
+def test_inline_escapes_ampersand_only_before_an_entity() -> None:
+    assert md_inline("AT&T &lt;b&gt; &#60;") == "AT&T \\&lt;b\\&gt; \\&#60;"
+
+
+def test_code_span_survives_backticks() -> None:
+    assert md_code("chart.png") == "`chart.png`"
+    assert md_code("a `b` c") == "``a `b` c``"
+    assert md_code("`edge`") == "`` `edge` ``"
+    assert md_code("  ") == ""
+
+
+def test_quoted_prose_cannot_open_html() -> None:
+    quoted = md_quote("Plot sales.\n\n<details> stays text, a < b stays\n")
+
+    assert quoted == "> Plot sales.\n>\n> \\<details> stays text, a < b stays"
+
+
+def test_the_filters_are_registered() -> None:
+    template = environment().from_string("{{ t | fenced('py') }}|{{ t | md_code }}")
+
+    assert template.render(t="x") == "```py\nx\n```|`x`"
