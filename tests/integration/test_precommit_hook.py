@@ -49,7 +49,8 @@ def test_the_hook_fails_a_bad_spec_with_its_location(
 ) -> None:
     # pytest's cache dir (.pytest_cache/, git-ignored) keeps pip's downloads between runs
     # without touching the real home.
-    pip_cache = pytestconfig.cache.mkdir("pip") if pytestconfig.cache else user_repo.parent
+    cache = getattr(pytestconfig, "cache", None)  # absent under -p no:cacheprovider
+    pip_cache = cache.mkdir("pip") if cache else user_repo.parent
     env = {
         **os.environ,
         "PRE_COMMIT_HOME": str(user_repo.parent / "pre-commit-home"),
