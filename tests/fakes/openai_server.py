@@ -9,6 +9,7 @@ counts an overrun, so an unexpected extra retry shows up as a failed assertion, 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import threading
 from collections import deque
@@ -28,13 +29,18 @@ class Reply:
     """A normal chat completion with usage."""
 
     content: str = "ok"
-    prompt_tokens: int = 11
+    prompt_tokens: int | None = 11  # None: estimated from the request (4 characters a token)
     completion_tokens: int = 7
     model: str = "gpt-4o-mini-2024-07-18"
     finish_reason: str = "stop"
 
     def respond(self, handler: _Handler) -> None:
-        handler.send_json(200, completion_body(self))
+        reply = self
+        if self.prompt_tokens is None:
+            chars = sum(len(str(m.get("content", ""))) for m in handler.current_body.get(
+                "messages", []))
+            reply = dataclasses.replace(self, prompt_tokens=max(1, chars // 4))
+        handler.send_json(200, completion_body(reply))
 
 
 @dataclass(frozen=True)
@@ -112,9 +118,9 @@ def completion_body(reply: Reply) -> dict[str, Any]:
             }
         ],
         "usage": {
-            "prompt_tokens": reply.prompt_tokens,
+            "prompt_tokens": reply.prompt_tokens or 0,
             "completion_tokens": reply.completion_tokens,
-            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            "total_tokens": (reply.prompt_tokens or 0) + reply.completion_tokens,
         },
     }
 
@@ -145,6 +151,7 @@ class _Script:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    current_body: dict[str, Any]
 
     @property
     def server_stopping(self) -> threading.Event:
@@ -155,6 +162,7 @@ class _Handler(BaseHTTPRequestHandler):
         if request.path != CHAT_PATH:
             self.send_json(404, {"error": {"message": f"no route {request.path}"}})
             return
+        self.current_body = request.body
         behaviour = self.server.script.next_for(request)
         if behaviour is None:
             self.send_json(500, {"error": {"message": "fake server: script exhausted"}})

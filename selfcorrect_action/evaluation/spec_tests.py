@@ -1,0 +1,100 @@
+"""The frozen spec tests' run, judged: pytest's exit status and its junit report must agree,
+and a failure is classified like any other (an exception raised inside the candidate is
+`runtime`, a wrong answer caught by an assertion is `contract`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from selfcorrect_action.evaluation.classify import classify_execution_failure
+from selfcorrect_action.evaluation.junit import (
+    PYTEST_JUNIT_PATH,
+    JUnitError,
+    Totals,
+    parse_junit_report,
+)
+from selfcorrect_action.evaluation.pytest_traceback import detail_frames
+from selfcorrect_action.evaluation.tracebacks import same_file
+from selfcorrect_action.loop.state import TestOutcome
+from selfcorrect_action.sandbox.models import ExecutionResult
+from selfcorrect_action.taxonomy import Category, Check
+
+PYTEST_NO_TESTS = 5
+NO_TOTALS = Totals(0, 0, 0, 0)
+EVIDENCE_CHARS = 600
+
+
+@dataclass(frozen=True)
+class TestsVerdict:
+    passed: bool
+    check: Check
+    outcomes: list[TestOutcome] = field(default_factory=list)
+    totals: Totals = NO_TOTALS
+    category: Category | None = None
+    evidence: str = ""
+
+
+def judge_test_run(result: ExecutionResult, *, candidate: str) -> TestsVerdict:
+    if result.timed_out or result.oom_killed or result.sandbox_note:
+        category, evidence = classify_execution_failure(result, script_name=candidate)
+        return _failed(f"the test run did not finish: {evidence}", category)
+    record = next((a for a in result.artifacts if a.path == PYTEST_JUNIT_PATH), None)
+    if record is None or record.host_path is None:
+        return _failed(_no_report(result), Category.CONTRACT)
+    try:
+        report = parse_junit_report(record.host_path)
+    except JUnitError as exc:
+        return _failed(f"the test results are unreadable: {exc}", Category.RUNTIME)
+    return _from_report(result, report.outcomes, report.totals, candidate)
+
+
+def _from_report(
+    result: ExecutionResult, outcomes: list[TestOutcome], totals: Totals, candidate: str
+) -> TestsVerdict:
+    bad = totals.failed + totals.errored
+    summary = f"{totals.passed} passed, {totals.failed} failed, {totals.errored} errors"
+    if (result.exit_code == 0) != (bad == 0) or (result.exit_code == 0 and totals.passed == 0):
+        return _failed(
+            f"pytest's exit status {result.exit_code} disagrees with its report ({summary}): "
+            "the results were tampered with or no test ran", Category.CONTRACT, outcomes, totals)
+    if bad == 0:
+        return TestsVerdict(True, Check(name="tests", passed=True, detail=summary),
+                            outcomes, totals)
+    first = next(o for o in outcomes if o.outcome in ("failed", "error"))
+    category = _category(first, candidate)
+    evidence = f"tests: {summary}; first: {first.test_id}: {first.message}"
+    return _failed(evidence, category, outcomes, totals)
+
+
+def _category(outcome: TestOutcome, candidate: str) -> Category:
+    message = outcome.message
+    if message.startswith(("SyntaxError", "IndentationError", "TabError")):
+        return Category.SYNTAX
+    module = PurePosixPath(candidate).stem
+    if message.startswith(("ModuleNotFoundError", "ImportError")) and f"'{module}'" not in message:
+        return Category.ENVIRONMENT
+    if message.startswith(("MemoryError", "RecursionError")):
+        return Category.RESOURCE
+    frames = detail_frames(outcome.detail)
+    raised_in_candidate = bool(frames) and same_file(frames[-1].file, candidate)
+    if raised_in_candidate and not message.startswith(("AssertionError", "assert ")):
+        return Category.RUNTIME
+    return Category.CONTRACT
+
+
+def _no_report(result: ExecutionResult) -> str:
+    if result.exit_code == PYTEST_NO_TESTS:
+        return "pytest collected no tests from the frozen test files"
+    output = result.stderr.text.strip() or result.stdout.text.strip()
+    tail = output.splitlines()[-3:]
+    return f"pytest wrote no report (exit status {result.exit_code}): {' | '.join(tail)}"
+
+
+def _failed(
+    evidence: str, category: Category, outcomes: list[TestOutcome] | None = None,
+    totals: Totals = NO_TOTALS,
+) -> TestsVerdict:
+    evidence = evidence[:EVIDENCE_CHARS]
+    return TestsVerdict(False, Check(name="tests", passed=False, detail=evidence),
+                        outcomes or [], totals, category, evidence)

@@ -1,0 +1,41 @@
+"""What the steps need from outside, behind small interfaces: the LLM, the sandbox, the
+clock, the input files and where artifacts go. Tests pass fakes; the CLI passes the real
+ones. The steps never import docker, litellm or the filesystem layout directly."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Protocol
+
+from selfcorrect_action.llm.base import LLM
+from selfcorrect_action.loop.budget import PriceFn
+from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult, InputFile
+
+
+class Executor(Protocol):
+    def run(self, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult: ...
+
+
+def utc_now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def no_price(model: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    return None
+
+
+@dataclass
+class Deps:
+    llm: LLM
+    sandbox: Executor
+    work_root: Path  # each attempt's artifacts land under work_root/attempt-N/
+    inputs: list[InputFile] = field(default_factory=list)
+    price: PriceFn = no_price
+    monotonic: Callable[[], float] = time.monotonic
+    now: Callable[[], str] = utc_now
+    # (step, message): live progress for the CLI and the issue comment; never decides anything
+    on_event: Callable[[str, str], None] = lambda step, message: None

@@ -1,0 +1,70 @@
+"""EXECUTE: the candidate in a fresh sandbox container, then (if it ran cleanly and the
+task has tests) the frozen tests in another fresh container, next to the candidate, the
+inputs and the files the candidate wrote, so tests can check its outputs too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from selfcorrect_action.evaluation.junit import pytest_argv
+from selfcorrect_action.loop.deps import Deps
+from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.sandbox.models import (
+    ExecutionRequest,
+    ExecutionResult,
+    InputFile,
+    Limits,
+)
+
+MAX_CARRIED_ARTIFACT_BYTES = 16 * 1024 * 1024
+
+
+def execute(state: RunState, deps: Deps) -> RunState:
+    attempt = state.last
+    if attempt is None or attempt.cycle_of is not None or attempt.verdict is not None:
+        return state  # a cycle or an empty answer: nothing to run
+    deps.on_event("execute", f"attempt {attempt.index}: running {state.output_name}")
+    started = deps.monotonic()
+    candidate = InputFile(path=state.output_name, data=attempt.code.encode())
+    folder = deps.work_root / f"attempt-{attempt.index}"
+    result = deps.sandbox.run(_request(state, [candidate, *deps.inputs], ["python3",
+                                                                          state.output_name]),
+                              folder / "run")
+    test_result = None
+    if state.tests and _ran_cleanly(result):
+        deps.on_event("execute", f"attempt {attempt.index}: running the frozen tests")
+        files = [candidate, *deps.inputs, *_carried(result, {candidate.path, *state.tests}),
+                 *(InputFile(path=name, data=text.encode()) for name, text in state.tests.items())]
+        test_result = deps.sandbox.run(_request(state, files, pytest_argv(list(state.tests))),
+                                       folder / "tests")
+    updated = attempt.model_copy(update={
+        "execution": result, "test_execution": test_result,
+        "duration_ms": int((deps.monotonic() - started) * 1000),
+    })
+    return state.model_copy(update={"attempts": [*state.attempts[:-1], updated]})
+
+
+def _request(state: RunState, files: list[InputFile], argv: list[str]) -> ExecutionRequest:
+    contract = state.contract
+    return ExecutionRequest(
+        argv=argv, files=files, timeout_s=contract.timeout_s,
+        limits=Limits(memory_mb=contract.memory_mb, network=contract.network),
+        runtime=state.runtime,
+    )
+
+
+def _ran_cleanly(result: ExecutionResult) -> bool:
+    return result.exit_code == 0 and not result.timed_out and result.sandbox_note is None
+
+
+def _carried(result: ExecutionResult, reserved: set[str]) -> list[InputFile]:
+    """The candidate's output files, for tests that check them (never over a frozen test)."""
+    carried, total = [], 0
+    for record in result.artifacts:
+        if record.host_path is None or record.path in reserved:
+            continue
+        total += record.size
+        if total > MAX_CARRIED_ARTIFACT_BYTES:
+            break
+        carried.append(InputFile(path=record.path, data=Path(record.host_path).read_bytes()))
+    return carried

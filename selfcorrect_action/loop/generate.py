@@ -1,0 +1,117 @@
+"""GENERATE: one whole Python file per attempt, first from the plan, then as a patch of an
+earlier attempt or a rethink from scratch. The same code twice is caught here (a cycle)
+and not run again."""
+
+from __future__ import annotations
+
+import ast
+import hashlib
+import json
+
+from selfcorrect_action.llm.models import ChatMessage, ChatRequest
+from selfcorrect_action.loop.codeblock import extract_code
+from selfcorrect_action.loop.deps import Deps
+from selfcorrect_action.loop.feedback import render_packet
+from selfcorrect_action.loop.inputs_preview import previews
+from selfcorrect_action.loop.state import Attempt, NextStep, RunState, Strategy, Usage
+from selfcorrect_action.loop.steps_common import metered, settle_llm_step, system_message
+from selfcorrect_action.taxonomy import Category, Check, Verdict
+from selfcorrect_action.templating import render
+
+INITIAL = NextStep(strategy=Strategy.INITIAL, tier="cheap", reason="first attempt")
+
+
+def generate(state: RunState, deps: Deps) -> RunState:
+    step = state.next_step or INITIAL
+    index = len(state.attempts) + 1
+    deps.on_event("generate", f"attempt {index}/{state.max_attempts}: {step.strategy.value} "
+                  f"with the {step.tier} model")
+    llm = metered(state, deps)
+    request = ChatRequest(
+        purpose="repair" if step.strategy is Strategy.PATCH else "generate",
+        tier=step.tier,
+        messages=(system_message(state), ChatMessage(role="user", content=_prompt(state, step,
+                                                                                  deps))),
+    )
+    outcome = settle_llm_step(state, llm, lambda: llm.complete(request))
+    if outcome.failed is not None:
+        return outcome.failed
+    code = extract_code(outcome.value.text)
+    attempt = Attempt(
+        index=index, strategy=step.strategy, tier=step.tier,
+        model=outcome.value.model, code=code, code_sha=code_sha(code),
+        base_attempt=step.base_attempt, reason=step.reason, llm_calls=llm.calls,
+    )
+    attempt = _mark_cycle_or_empty(state, attempt)
+    return state.model_copy(update={
+        "attempts": [*state.attempts, attempt],
+        "usage": _count_retry(llm.usage, step.strategy),
+        "next_step": None,
+    })
+
+
+def code_sha(code: str) -> str:
+    return hashlib.sha256(code.encode()).hexdigest()
+
+
+def _prompt(state: RunState, step: NextStep, deps: Deps) -> str:
+    common = {
+        "prompt": state.spec.prompt,
+        "contract_json": json.dumps(state.contract.model_dump(mode="json"), indent=2),
+        "output_name": state.output_name,
+        "tests": state.tests,
+        "guidance": state.guidance,
+        "inputs": previews(deps.inputs),
+    }
+    if step.strategy is Strategy.INITIAL:
+        approach = state.plan.approach if state.plan else ""
+        return render("prompts/generate.j2", approach=approach, **common)
+    packet = state.attempts[-1].packet
+    packet_text = render_packet(packet) if packet else ""
+    if step.strategy is Strategy.PATCH and step.base_attempt is not None:
+        base = state.attempts[step.base_attempt - 1]
+        return render("prompts/repair.j2", base_code=base.code, base_attempt=base.index,
+                      packet_text=packet_text, **common)
+    return render("prompts/rethink.j2", packet_text=packet_text, **common)
+
+
+def _mark_cycle_or_empty(state: RunState, attempt: Attempt) -> Attempt:
+    """Same code as an earlier attempt: it would fail the same way, so it is not run; its
+    verdict is the earlier one's. Code that does not even parse (or no code at all) is a
+    syntax failure found without spending a sandbox run."""
+    problem = syntax_problem(attempt.code, state.output_name)
+    if problem is not None:
+        verdict = Verdict(
+            passed=False, failed_layer="execution", category=Category.SYNTAX, evidence=problem,
+            checks=[Check(name="parses as Python", passed=False, detail=problem)],
+        )
+        return attempt.model_copy(update={"verdict": verdict})
+    for earlier in state.attempts:
+        if earlier.code_sha == attempt.code_sha and earlier.cycle_of is None:
+            return attempt.model_copy(update={
+                "cycle_of": earlier.index, "verdict": earlier.verdict,
+                "progress": earlier.progress, "tests": earlier.tests,
+            })
+    return attempt
+
+
+def syntax_problem(code: str, file_name: str) -> str | None:
+    if not code.strip():
+        return "the model's answer contained no Python code"
+    try:
+        ast.parse(code, filename=file_name)
+    except SyntaxError as exc:
+        line = (exc.text or "").strip()
+        where = f" at {file_name}:{exc.lineno}" + (f": {line[:200]}" if line else "")
+        return f"{type(exc).__name__}: {exc.msg}{where}"
+    except ValueError as exc:  # null bytes
+        return f"SyntaxError: {exc}"
+    return None
+
+
+def _count_retry(usage: Usage, strategy: Strategy) -> Usage:
+    if strategy is Strategy.PATCH:
+        return usage.model_copy(update={"patch_attempts": usage.patch_attempts + 1})
+    if strategy is Strategy.RETHINK:
+        return usage.model_copy(update={"rethink_attempts": usage.rethink_attempts + 1})
+    return usage

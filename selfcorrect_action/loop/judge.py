@@ -1,0 +1,62 @@
+"""Layer 3: an LLM judge compares the outcome with the original intent. Its answer has a
+strict format and it fails closed: anything but an unambiguous pass is a fail, including an
+answer that stays malformed after the repair-retry. Its reasoning is kept for the audit."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from selfcorrect_action.evaluation.artifact_preview import describe_artifacts
+from selfcorrect_action.llm.errors import LLMStructuredOutputError
+from selfcorrect_action.llm.models import ChatMessage, ChatRequest
+from selfcorrect_action.llm.structured import complete_json
+from selfcorrect_action.loop.metered import MeteredLLM
+from selfcorrect_action.loop.state import Attempt, JudgeOutcome, RunState
+from selfcorrect_action.templating import render
+
+STDOUT_TAIL_LINES = 40
+
+
+class JudgeAnswer(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    verdict: Literal["pass", "fail"]
+    reasoning: str = Field(min_length=1, max_length=6000)
+    unmet_criteria: list[str] = Field(default_factory=list)
+
+
+def judge(state: RunState, attempt: Attempt, llm: MeteredLLM) -> JudgeOutcome:
+    """Raises BudgetExhausted when the budget cannot pay for the judge."""
+    execution = attempt.execution
+    request = ChatRequest(purpose="judge", tier="judge", messages=(ChatMessage(
+        role="user", content=render(
+            "prompts/judge.j2", prompt=state.spec.prompt,
+            criteria=state.contract.success_criteria, code=attempt.code,
+            stdout=_tail(execution.stdout.text if execution else ""),
+            artifacts=describe_artifacts(execution.artifacts if execution else []),
+        )),),
+    )
+    try:
+        answer = complete_json(llm, request, JudgeAnswer).value
+    except LLMStructuredOutputError as exc:
+        return JudgeOutcome(passed=False, reasoning=f"the judge's answer was unreadable twice "
+                            f"({exc.message}); failing closed", raw_verdict="unreadable")
+    return decide(answer)
+
+
+def decide(answer: JudgeAnswer) -> JudgeOutcome:
+    """A pass that still lists unmet criteria is ambiguous, and ambiguity fails."""
+    unmet = [item.strip() for item in answer.unmet_criteria if item.strip()]
+    passed = answer.verdict == "pass" and not unmet
+    reasoning = answer.reasoning.strip()
+    if answer.verdict == "pass" and unmet:
+        reasoning += " [failed closed: the judge said pass but listed unmet criteria]"
+    return JudgeOutcome(passed=passed, reasoning=reasoning, unmet_criteria=unmet,
+                        raw_verdict=answer.verdict)
+
+
+def _tail(text: str) -> str:
+    lines = text.rstrip().splitlines()[-STDOUT_TAIL_LINES:]
+    return "\n".join(line[:300] for line in lines).replace("```", "'''") or "(nothing)"

@@ -1,0 +1,50 @@
+"""An LLM wrapper that enforces the token and cost budget before every call and records
+each call's usage, so a step returns exactly what it spent."""
+
+from __future__ import annotations
+
+from selfcorrect_action.llm.base import LLM
+from selfcorrect_action.llm.models import ChatRequest, ChatResponse, ModelTiers
+from selfcorrect_action.loop.budget import (
+    PriceFn,
+    TokenBudget,
+    add_call,
+    allowed_completion,
+    estimate_prompt_tokens,
+)
+from selfcorrect_action.loop.state import LLMCall, Usage
+
+DEFAULT_MAX_TOKENS = {"plan": 2000, "generate": 6000, "repair": 6000, "judge": 1200}
+
+
+class MeteredLLM:
+    def __init__(
+        self, inner: LLM, *, usage: Usage, budget: TokenBudget, tiers: ModelTiers,
+        price: PriceFn,
+    ) -> None:
+        self._inner = inner
+        self._budget = budget
+        self._tiers = tiers
+        self._price = price
+        self.usage = usage
+        self.calls: list[LLMCall] = []
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        """Raises BudgetExhausted (before any spending) if even a short answer would not fit."""
+        model = self._tiers.for_tier(request.tier) if request.tier else str(request.model)
+        wanted = request.max_tokens or DEFAULT_MAX_TOKENS[request.purpose]
+        max_tokens = allowed_completion(
+            self.usage, self._budget, model=model,
+            prompt_tokens=estimate_prompt_tokens(request.messages), wanted=wanted,
+            price=self._price,
+        )
+        response = self._inner.complete(request.model_copy(update={"max_tokens": max_tokens}))
+        call = LLMCall(
+            purpose=request.purpose, model=response.model,
+            prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
+            cost_usd=response.cost_usd, cost_known=response.cost_known,
+            latency_ms=response.latency_ms, replayed=response.replayed,
+        )
+        self.calls.append(call)
+        self.usage = add_call(self.usage, call)
+        return response

@@ -1,0 +1,32 @@
+"""REFLECT: pure. A passing attempt ends the run; a failing one gets a decision from
+strategy.decide (patch, rethink, escalate, or stop) and the repair packet the next
+generation will read."""
+
+from __future__ import annotations
+
+from selfcorrect_action.loop.feedback import build_packet
+from selfcorrect_action.loop.state import RunState, Status
+from selfcorrect_action.loop.strategy import RetryBudget, decide
+
+
+def reflect(state: RunState) -> RunState:
+    attempt = state.last
+    if state.status is not Status.RUNNING or attempt is None:
+        return state
+    if attempt.verdict is not None and attempt.verdict.passed:
+        return state.model_copy(update={
+            "status": Status.PASSED,
+            "stop_reason": f"attempt {attempt.index} passed every layer",
+        })
+    budget = RetryBudget(state.budget.patch_attempts, state.budget.rethink_attempts)
+    used = RetryBudget(state.usage.patch_attempts, state.usage.rethink_attempts)
+    decision = decide(state.attempts, budget, used)
+    if decision.next_step is None:
+        return state.model_copy(update={"status": decision.status,
+                                        "stop_reason": decision.reason})
+    packet = build_packet(state, attempt, decision.next_step, max_attempts=state.max_attempts)
+    updated = attempt.model_copy(update={"packet": packet})
+    return state.model_copy(update={
+        "attempts": [*state.attempts[:-1], updated],
+        "next_step": decision.next_step,
+    })

@@ -1,0 +1,191 @@
+"""The whole loop over fakes at its two seams (a scripted model, a canned sandbox): every
+terminal status and the guards that lead to them."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.contract import ArtifactSpec, ExecutionContract
+from selfcorrect_action.errors import SandboxError
+from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.loop.deps import Deps
+from selfcorrect_action.loop.orchestrator import run_loop
+from selfcorrect_action.loop.state import RunState, Status, Strategy
+from selfcorrect_action.sandbox.models import (
+    ArtifactRecord,
+    ExecutionRequest,
+    ExecutionResult,
+    StreamCapture,
+)
+from selfcorrect_action.spec import Budget, TaskSpec
+from tests.fakes.scripted_llm import ScriptedLLM
+
+PLAN = ("plan", json.dumps({"approach": "just do it", "contract": {}}))
+PASS = ("judge", json.dumps({"verdict": "pass", "reasoning": "fine", "unmet_criteria": []}))
+FAIL = ("judge", json.dumps({"verdict": "fail", "reasoning": "wrong", "unmet_criteria": ["x"]}))
+CRASH = ExecutionResult(exit_code=1, stderr=StreamCapture(
+    text='Traceback (most recent call last):\n  File "/work/task.py", line 1, in <module>\n'
+         "    boom()\nNameError: name 'boom' is not defined\n"))
+
+
+def code(body: str) -> str:
+    return f"```python\n{body}\n```"
+
+
+class CannedSandbox:
+    """Decides each execution's outcome from the code it is given."""
+
+    def __init__(self, outcome: Callable[[str], ExecutionResult]) -> None:
+        self.outcome = outcome
+        self.requests: list[ExecutionRequest] = []
+
+    def run(self, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
+        self.requests.append(request)
+        candidate = next(f for f in request.files if f.path == "task.py").data.decode()
+        result = self.outcome(candidate)
+        artifact_dir.mkdir(parents=True, exist_ok=True)
+        records = []
+        for record in result.artifacts:
+            path = artifact_dir / record.path
+            path.write_text("hello")
+            records.append(record.model_copy(update={"host_path": path, "size": 5}))
+        return result.model_copy(update={"artifacts": records})
+
+
+def ok_if(marker: str) -> Callable[[str], ExecutionResult]:
+    return lambda candidate: (ExecutionResult(exit_code=0) if marker in candidate else CRASH)
+
+
+def state(*, judge: bool = True, budget: Budget | None = None,
+          contract: ExecutionContract | None = None) -> RunState:
+    spec = TaskSpec(prompt="do the thing", judge=judge, budget=budget or Budget(),
+                    contract=contract or ExecutionContract())
+    return RunState(run_id="r", started_at="t0", spec_source="t.yml", spec=spec,
+                    output_name="task.py", contract=spec.contract, models=ModelTiers())
+
+
+def deps(llm: ScriptedLLM, sandbox: CannedSandbox, tmp_path: Path) -> Deps:
+    return Deps(llm=llm, sandbox=sandbox, work_root=tmp_path, now=lambda: "t1")
+
+
+def test_first_attempt_passes(tmp_path: Path) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", code("print('good')")), PASS])
+    final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.PASSED
+    assert len(final.attempts) == 1 and final.attempts[0].progress.layer == 3
+    assert final.usage.llm_calls == 3 and final.finished_at == "t1"
+    assert final.attempts[0].judge is not None and final.attempts[0].judge.passed
+
+
+def test_runtime_failure_is_patched_with_a_packet(tmp_path: Path) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", code("boom()")), ("repair", code("print('good')")),
+                       PASS])
+    final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.PASSED
+    first, second = final.attempts
+    assert first.verdict is not None and first.verdict.category.value == "runtime"
+    assert first.packet is not None and "NameError" in first.packet.evidence
+    assert second.strategy is Strategy.PATCH and second.base_attempt == 1
+    repair_prompt = llm.requests[2].messages[-1].content
+    assert "boom()" in repair_prompt and "NameError" in repair_prompt
+    assert final.usage.patch_attempts == 1
+
+
+def test_judge_rejection_is_rethought(tmp_path: Path) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", code("print('good 1')")), FAIL,
+                       ("generate", code("print('good 2')")), PASS])
+    final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.PASSED
+    assert final.attempts[0].verdict.category.value == "semantic"  # type: ignore[union-attr]
+    assert final.attempts[1].strategy is Strategy.RETHINK
+    assert final.usage.rethink_attempts == 1
+
+
+def test_contract_miss_fails_layer_two(tmp_path: Path) -> None:
+    contract = ExecutionContract(artifacts=[ArtifactSpec(path="out.txt", kind="txt")])
+    sandbox = CannedSandbox(lambda c: ExecutionResult(exit_code=0, artifacts=[
+        ArtifactRecord(path="out.txt", size=5)] if "write" in c else []))
+    llm = ScriptedLLM([PLAN, ("generate", code("print(1)")), ("repair", code("write()")),
+                       PASS])
+    final = run_loop(state(contract=contract), deps(llm, sandbox, tmp_path))
+    assert final.status is Status.PASSED
+    assert final.attempts[0].verdict.failed_layer == "contract"  # type: ignore[union-attr]
+
+
+def test_same_code_twice_is_a_cycle_that_escalates_then_stops(tmp_path: Path) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", code("boom()")), ("repair", code("boom()")),
+                       ("repair", code("boom()"))])
+    sandbox = CannedSandbox(ok_if("good"))
+    final = run_loop(state(), deps(llm, sandbox, tmp_path))
+    assert final.status is Status.STOPPED
+    assert [a.cycle_of for a in final.attempts] == [None, 1, 1]
+    assert final.attempts[2].tier == "strong"
+    assert len(sandbox.requests) == 1  # cycles are never run again
+
+
+def test_retry_budgets_exhaust(tmp_path: Path) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", code("boom(1)")), ("repair", code("boom(2)"))])
+    final = run_loop(state(budget=Budget(patch_attempts=1, rethink_attempts=0)),
+                     deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.EXHAUSTED
+    assert "retry budget" in final.stop_reason and len(final.attempts) == 2
+
+
+def test_token_budget_is_checked_before_the_call(tmp_path: Path) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", code("boom(1)"))], prompt_tokens=2000)
+    final = run_loop(state(budget=Budget(tokens=4500)),
+                     deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.EXHAUSTED
+    assert "token budget" in final.stop_reason
+    assert final.usage.tokens <= 4500
+    assert not llm.answers or len(llm.requests) <= 2
+
+
+def test_malformed_plan_twice_is_a_clear_error(tmp_path: Path) -> None:
+    llm = ScriptedLLM([("plan", "sure! here you go"), ("plan", "{not json")])
+    final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.ERROR
+    assert "malformed twice" in final.stop_reason
+    assert final.usage.llm_calls == 2
+
+
+def test_sandbox_failure_ends_as_error_keeping_the_work(tmp_path: Path) -> None:
+    def broken(candidate: str) -> ExecutionResult:
+        raise SandboxError("the engine went away")
+
+    llm = ScriptedLLM([PLAN, ("generate", code("print(1)"))])
+    final = run_loop(state(), deps(llm, CannedSandbox(broken), tmp_path))
+    assert final.status is Status.ERROR
+    assert "engine went away" in final.stop_reason
+    assert len(final.attempts) == 1 and final.plan is not None
+
+
+def test_an_answer_without_code_is_a_syntax_failure_not_a_run(tmp_path: Path) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", "I cannot help with that."),
+                       ("repair", code("print('good')")), PASS])
+    sandbox = CannedSandbox(ok_if("good"))
+    final = run_loop(state(), deps(llm, sandbox, tmp_path))
+    assert final.status is Status.PASSED
+    assert final.attempts[0].verdict.category.value == "syntax"  # type: ignore[union-attr]
+    assert len(sandbox.requests) == 1
+
+
+def test_judge_off_skips_layer_three(tmp_path: Path) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", code("print('good')"))])
+    final = run_loop(state(judge=False), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.PASSED and final.attempts[0].judge is None
+
+
+@pytest.mark.parametrize("answer", ["nonsense", '{"verdict": "maybe", "reasoning": "?"}'])
+def test_an_unreadable_judge_fails_closed(tmp_path: Path, answer: str) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", code("print('good')")), ("judge", answer),
+                       ("judge", answer), ("generate", code("print('good 2')")), PASS])
+    final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    first = final.attempts[0]
+    assert first.judge is not None and not first.judge.passed
+    assert first.verdict.category.value == "semantic"  # type: ignore[union-attr]
+    assert final.status is Status.PASSED
