@@ -8,6 +8,7 @@ splits a table cell. These helpers make such text inert, each for one place it c
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable
 
@@ -18,6 +19,7 @@ _INLINE_SPECIAL = re.compile(r"[\\`*_\[\]<>|~]|&(?=#?[A-Za-z0-9]+;)")
 # A `<` that could open an HTML tag or comment; other `<` (a < b) render as they are.
 _TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
 _WHITESPACE = re.compile(r"\s+")
+_FENCE_LINE = re.compile(r" {0,3}(?:```|~~~)")
 
 
 def fence_for(text: str) -> str:
@@ -53,9 +55,45 @@ def md_code(text: str) -> str:
 
 def md_quote(text: str) -> str:
     """Prose (a prompt, a plan, a judge's reasoning) as a blockquote: its own Markdown still
-    renders, but it stays inside the quote and cannot open HTML tags."""
-    lines = [_TAG_OPEN.sub("\\\\<", line.rstrip()) for line in text.strip().splitlines()]
-    return "\n".join(f"> {line}" if line else ">" for line in lines)
+    renders, but it stays inside the quote and cannot open HTML tags. Code spans and fenced
+    blocks in it are left alone: a `<` there is shown as typed, a backslash would show too."""
+    lines, in_fence = [], False
+    for line in text.strip().splitlines():
+        line = line.rstrip()
+        if _FENCE_LINE.match(line):
+            in_fence = not in_fence
+        elif not in_fence:
+            line = _outside_code_spans(line, lambda part: _TAG_OPEN.sub(r"\\<", part))
+        lines.append(f"> {line}" if line else ">")
+    return "\n".join(lines)
+
+
+def _outside_code_spans(line: str, change: Callable[[str], str]) -> str:
+    parts, position = [], 0
+    for start, end in _code_spans(line):
+        parts += [change(line[position:start]), line[start:end]]
+        position = end
+    return "".join([*parts, change(line[position:])])
+
+
+def _code_spans(line: str) -> list[tuple[int, int]]:
+    """(start, end) of each code span: a backtick run closed by the next run of the same
+    length. Runs are paired by index, not by a backtracking regex: linear in the line."""
+    runs = [(match.start(), match.end()) for match in _BACKTICK_RUN.finditer(line)]
+    by_length: dict[int, list[int]] = {}
+    for i, (start, end) in enumerate(runs):
+        by_length.setdefault(end - start, []).append(i)
+    spans, i = [], 0
+    while i < len(runs):
+        start, end = runs[i]
+        same = by_length[end - start]
+        later = bisect.bisect_right(same, i)
+        if later == len(same):
+            i += 1
+            continue
+        spans.append((start, runs[same[later]][1]))
+        i = same[later] + 1
+    return spans
 
 
 FILTERS: dict[str, Callable[..., str]] = {
