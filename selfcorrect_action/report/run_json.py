@@ -1,0 +1,88 @@
+"""run.json: the whole run state, redacted and versioned, and reading it back.
+
+It is RunState dumped as it is (loop/state.py), so a later tool (a re-render of AUDIT.md, a
+dashboard) reads exactly what the loop recorded. Two things differ from the live state:
+
+- every string is redacted (secrets of the run, token-shaped strings), like every report;
+- ArtifactRecord.host_path is dropped (null). It named a file in the runner's temp dir, deleted
+  when the run ends: elsewhere it points at nothing, and it tells readers of a public PR where
+  the runner keeps its files. Whether the file was copied out is still told by `rejected`
+  (None when it was) and the execution's `artifact_note`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+
+from selfcorrect_action.errors import UsageError
+from selfcorrect_action.loop.state import SCHEMA_VERSION, Attempt, RunState
+from selfcorrect_action.redact import redact_data
+from selfcorrect_action.sandbox.models import ExecutionResult
+
+RUN_JSON = "run.json"
+
+
+class RunJsonError(UsageError):
+    """A run.json this version cannot read: not JSON, another schema version, or invalid."""
+
+
+def run_json(state: RunState, *, secrets: Sequence[str]) -> str:
+    """The state as pretty JSON (schema_version first), redacted, without host paths."""
+    data = without_host_paths(state).model_dump(mode="json")
+    # The dump is this code's schema whatever the field holds: say so, first in the file.
+    data = {"schema_version": SCHEMA_VERSION, **data}
+    return json.dumps(redact_data(data, secrets=secrets), indent=2, ensure_ascii=False) + "\n"
+
+
+def load_run_json(text: str) -> RunState:
+    """Read a run.json back; RunJsonError says what is wrong and what to do."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RunJsonError(f"run.json is not valid JSON: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RunJsonError("run.json must hold a JSON object (a run state)")
+    version = data.get("schema_version")
+    # `type is int`: JSON true would pass `== 1`.
+    if type(version) is not int or version != SCHEMA_VERSION:
+        raise RunJsonError(
+            f"run.json has schema version {version!r}; this selfcorrect reads version "
+            f"{SCHEMA_VERSION}",
+            hint="read it with the selfcorrect version that wrote it, or re-run the task",
+        )
+    try:
+        return RunState.model_validate(data)
+    except ValidationError as exc:
+        problem = f"run.json does not match schema version {SCHEMA_VERSION}:\n{exc}"
+        raise RunJsonError(problem) from exc
+
+
+def redacted_state(state: RunState, *, secrets: Sequence[str]) -> RunState:
+    """A copy with every string redacted, for reports that escape text after quoting it (an
+    escaped `ghp\\_…` no longer looks like a token, so redaction must come first)."""
+    data = redact_data(without_host_paths(state).model_dump(mode="json"), secrets=secrets)
+    return RunState.model_validate(data)
+
+
+def without_host_paths(state: RunState) -> RunState:
+    attempts = [_attempt_without_host_paths(attempt) for attempt in state.attempts]
+    return state.model_copy(update={"attempts": attempts})
+
+
+def _attempt_without_host_paths(attempt: Attempt) -> Attempt:
+    return attempt.model_copy(
+        update={
+            "execution": _result_without_host_paths(attempt.execution),
+            "test_execution": _result_without_host_paths(attempt.test_execution),
+        }
+    )
+
+
+def _result_without_host_paths(result: ExecutionResult | None) -> ExecutionResult | None:
+    if result is None:
+        return None
+    artifacts = [record.model_copy(update={"host_path": None}) for record in result.artifacts]
+    return result.model_copy(update={"artifacts": artifacts})

@@ -1,0 +1,138 @@
+"""run.json: the whole state, versioned, redacted, without host paths, and read back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.errors import UsageError
+from selfcorrect_action.loop.state import SCHEMA_VERSION
+from selfcorrect_action.report import RunJsonError, load_run_json, run_json
+from selfcorrect_action.report.run_json import redacted_state
+
+from .runs import (
+    AWS_KEY_ID,
+    ENV_SECRET,
+    GITHUB_TOKEN,
+    OPENAI_KEY,
+    SECRETS,
+    exhausted_run,
+    passing_run,
+    stopped_run,
+)
+
+
+def test_a_run_survives_dump_and_load(tmp_path: Path) -> None:
+    for state in (passing_run(tmp_path), exhausted_run(), stopped_run()):
+        # Once redacted and without host paths, the state is a fixed point of the file.
+        clean = load_run_json(run_json(state, secrets=SECRETS))
+        again = load_run_json(run_json(clean, secrets=SECRETS))
+
+        assert again == clean
+        assert again.attempts[0].verdict == clean.attempts[0].verdict is not None
+        assert again.attempts[0].packet is not None
+        assert [a.execution for a in again.attempts] == [a.execution for a in clean.attempts]
+
+
+def test_loading_gives_the_redacted_state(tmp_path: Path) -> None:
+    state = passing_run(tmp_path)
+
+    assert load_run_json(run_json(state, secrets=SECRETS)) == redacted_state(state, secrets=SECRETS)
+
+
+def test_the_file_is_pretty_json_with_the_schema_version_first(tmp_path: Path) -> None:
+    text = run_json(passing_run(tmp_path), secrets=SECRETS)
+
+    assert text.startswith('{\n  "schema_version": 1,\n')
+    assert text.endswith("}\n")
+    data = json.loads(text)
+    assert data["status"] == "passed"
+    assert data["attempts"][1]["verdict"]["passed"] is True
+    assert data["attempts"][0]["packet"]["category"] == "contract"
+
+
+def test_secrets_and_token_shapes_are_redacted(tmp_path: Path) -> None:
+    text = run_json(passing_run(tmp_path), secrets=SECRETS)
+    data = json.loads(text)
+    first = data["attempts"][0]
+
+    for planted in (GITHUB_TOKEN, OPENAI_KEY, AWS_KEY_ID, ENV_SECRET):
+        assert planted not in text
+    assert 'API_TOKEN = "[REDACTED:github-token]"' in first["code"]
+    assert first["execution"]["stdout"]["text"].startswith("using token [REDACTED:github-token]")
+    assert "Bearer [REDACTED:openai-key]" in first["execution"]["stderr"]["text"]
+    assert "[REDACTED:aws-access-key-id]" in data["spec"]["prompt"]
+    assert "[REDACTED:secret]" in data["attempts"][1]["judge"]["reasoning"]
+
+
+def test_host_artifact_paths_are_dropped(tmp_path: Path) -> None:
+    state = passing_run(tmp_path)
+    assert state.attempts[1].execution is not None
+    assert state.attempts[1].execution.artifacts[0].host_path is not None
+
+    text = run_json(state, secrets=SECRETS)
+
+    assert str(tmp_path) not in text
+    record = json.loads(text)["attempts"][1]["execution"]["artifacts"][0]
+    assert record == {
+        "path": "chart.png",
+        "size": record["size"],
+        "host_path": None,
+        "rejected": None,
+    }
+
+
+def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
+    state = passing_run(tmp_path)
+    run_json(state, secrets=SECRETS)
+
+    assert state.attempts[1].execution is not None
+    assert state.attempts[1].execution.artifacts[0].host_path is not None
+
+
+@pytest.mark.parametrize(
+    ("version", "shown"), [(2, "2"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
+)
+def test_an_unknown_schema_version_is_refused_clearly(
+    tmp_path: Path, version: object, shown: str
+) -> None:
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = version
+
+    with pytest.raises(RunJsonError) as caught:
+        load_run_json(json.dumps(data))
+
+    assert isinstance(caught.value, UsageError)
+    assert caught.value.message == (
+        f"run.json has schema version {shown}; this selfcorrect reads version {SCHEMA_VERSION}"
+    )
+    assert caught.value.hint is not None and "re-run the task" in caught.value.hint
+
+
+def test_a_missing_schema_version_is_refused(tmp_path: Path) -> None:
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    del data["schema_version"]
+
+    with pytest.raises(RunJsonError, match="schema version None"):
+        load_run_json(json.dumps(data))
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [("{not json", "run.json is not valid JSON"), ("[1, 2]", "must hold a JSON object")],
+)
+def test_text_that_is_no_run_state_is_refused(text: str, problem: str) -> None:
+    with pytest.raises(RunJsonError, match=problem):
+        load_run_json(text)
+
+
+def test_a_state_that_does_not_match_the_schema_is_refused(tmp_path: Path) -> None:
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    data["attempts"][0]["strategy"] = "guess"
+
+    with pytest.raises(RunJsonError, match="does not match schema version 1") as caught:
+        load_run_json(json.dumps(data))
+
+    assert "attempts.0.strategy" in caught.value.message
