@@ -1,0 +1,294 @@
+"""One attempt as the audit shows it: everything computed here, so the template only lays out.
+
+The view is built from an already redacted state (report/run_json.redacted_state) and holds
+raw text; the template quotes it with the Markdown filters (fenced, md_inline, md_quote).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from selfcorrect_action.loop.feedback import render_packet
+from selfcorrect_action.loop.state import Attempt, LLMCall, RunState, Strategy
+from selfcorrect_action.report import text
+from selfcorrect_action.report.layers import LayerRow, attempt_failure, layer_rows
+from selfcorrect_action.sandbox.models import ExecutionResult
+
+CODE_CHARS = 40_000
+MAX_FAILING_TESTS = 10
+TEST_DETAIL_LINES = 30
+
+
+@dataclass(frozen=True)
+class CallRow:
+    purpose: str
+    model: str
+    tokens: str
+    cost: str
+    latency: str
+    replayed: str
+
+
+@dataclass(frozen=True)
+class ExecutionView:
+    exit_code: str
+    timed_out: str
+    oom_killed: str
+    signal: str
+    duration: str
+    runtime: str
+    notes: list[str]
+    artifacts: list[str]
+
+
+@dataclass(frozen=True)
+class StreamView:
+    name: str
+    header: str
+    text: str
+
+
+@dataclass(frozen=True)
+class TestRow:
+    test_id: str
+    outcome: str
+    message: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class DiffView:
+    base: str  # "attempt 1", or "" when there is nothing to compare with
+    text: str
+    stat: str  # "+5 -3 lines"
+    more: str  # "" or what was left out
+    note: str  # why there is no diff to show
+
+
+@dataclass(frozen=True)
+class AttemptView:
+    index: int
+    strategy: str
+    tier: str
+    model: str
+    reason: str
+    start: str  # what the generation started from
+    code: str
+    code_lines: int
+    code_more: str  # "" or what was left out
+    diff: DiffView
+    execution: ExecutionView | None
+    not_run: str  # why there is no execution
+    streams: list[StreamView]
+    layers: list[LayerRow]
+    passed: bool
+    result: str  # "passed", the failure category, or "not evaluated"
+    category: str
+    evidence: str
+    failed_checks: list[str]
+    tests_summary: str
+    failing_tests: list[TestRow]
+    judge_reasoning: str
+    unmet: list[str]
+    packet: str
+    calls: list[CallRow]
+    tokens: str
+    cost: str
+    duration: str
+    progress: str
+
+
+def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
+    failure = attempt_failure(state, attempt)
+    code, code_more = _bounded_code(attempt.code)
+    judge = attempt.judge
+    return AttemptView(
+        index=attempt.index,
+        strategy=attempt.strategy.value,
+        tier=attempt.tier,
+        model=attempt.model,
+        reason=_reason(state, attempt),
+        start=_start(attempt),
+        code=code,
+        code_lines=len(attempt.code.splitlines()),
+        code_more=code_more,
+        diff=_diff(state, attempt),
+        execution=_execution(attempt.execution),
+        not_run=_not_run(attempt),
+        streams=_streams(attempt.execution),
+        layers=layer_rows(state, attempt),
+        passed=failure is None,
+        result="passed" if failure is None else failure.category or "not evaluated",
+        category=failure.category if failure else "",
+        evidence=failure.evidence if failure else "",
+        failed_checks=failure.failed_checks if failure else [],
+        tests_summary=_tests_summary(attempt),
+        failing_tests=_failing_tests(attempt),
+        judge_reasoning=judge.reasoning if judge else "",
+        unmet=list(judge.unmet_criteria) if judge else [],
+        packet=render_packet(attempt.packet) if attempt.packet else "",
+        calls=[call_row(call) for call in attempt.llm_calls],
+        tokens=text.number(call_tokens(attempt.llm_calls)),
+        cost=calls_cost(attempt.llm_calls),
+        duration=text.duration(attempt.duration_ms),
+        progress=progress_words(state, attempt),
+    )
+
+
+def call_row(call: LLMCall) -> CallRow:
+    return CallRow(
+        purpose=call.purpose,
+        model=call.model,
+        tokens=f"{text.number(call.prompt_tokens)} in, {text.number(call.completion_tokens)} out",
+        cost=text.money(call.cost_usd, known=call.cost_known),
+        latency=text.duration(call.latency_ms),
+        replayed="yes" if call.replayed else "no",
+    )
+
+
+def call_tokens(calls: list[LLMCall]) -> int:
+    return sum(call.prompt_tokens + call.completion_tokens for call in calls)
+
+
+def calls_cost(calls: list[LLMCall]) -> str:
+    total = sum(call.cost_usd for call in calls)
+    return text.money(total, known=all(call.cost_known for call in calls))
+
+
+def progress_words(state: RunState, attempt: Attempt) -> str:
+    """How far it got, in words: the layer reached, then what passed on the way."""
+    if attempt.cycle_of is not None:
+        return f"not run (same code as attempt {attempt.cycle_of})"
+    progress = attempt.progress
+    reached = (
+        "did not run cleanly",
+        "ran cleanly",
+        "met the contract and tests",
+        "passed every layer",
+    )[min(progress.layer, 3)]
+    if progress.layer == 2 and not state.spec.judge:
+        reached = "passed every layer"
+    if attempt.execution is None:
+        reached = "did not run"
+    if progress.layer == 0:
+        return reached  # which of the execution checks passed says nothing more
+    counts = [text.plural(progress.checks_passed, "check")] if progress.checks_passed else []
+    counts += [text.plural(progress.tests_passed, "test")] if progress.tests_passed else []
+    return reached + (f" ({' and '.join(counts)} passed)" if counts else "")
+
+
+def _reason(state: RunState, attempt: Attempt) -> str:
+    """Why it was made: reflect's reason as stored, else what the previous packet asked for."""
+    if attempt.reason:
+        return attempt.reason
+    if attempt.strategy is Strategy.INITIAL:
+        return "first attempt"
+    earlier = [a for a in state.attempts if a.index < attempt.index and a.packet]
+    if earlier and (packet := earlier[-1].packet) is not None:
+        return f"{packet.category.value} failure: {packet.strategy.value}"
+    return ""
+
+
+def _start(attempt: Attempt) -> str:
+    if attempt.strategy is Strategy.INITIAL:
+        return "the task and the plan"
+    if attempt.base_attempt is not None:
+        return f"the code of attempt {attempt.base_attempt}"
+    return "the task, with a different approach"
+
+
+def _bounded_code(code: str) -> tuple[str, str]:
+    shown, more = text.head_lines(code, text.CODE_LINES)
+    if len(shown) > CODE_CHARS:
+        shown = shown[:CODE_CHARS]
+        return shown, f"{text.number(len(code) - len(shown))} more characters, in run.json"
+    return shown, f"{text.number(more)} more lines, in run.json" if more else ""
+
+
+def _diff(state: RunState, attempt: Attempt) -> DiffView:
+    """From the attempt it repaired, else from the one before: what this generation changed."""
+    if attempt.cycle_of is not None:
+        base = f"attempt {attempt.cycle_of}"
+        return DiffView(base, "", "", "", f"none, the code is identical to {base}'s")
+    before = attempt.base_attempt or attempt.index - 1
+    earlier = next((a for a in state.attempts if a.index == before), None)
+    if earlier is None:
+        return DiffView("", "", "", "", "first attempt: no earlier code to compare with")
+    if earlier.code == attempt.code:
+        return DiffView(
+            f"attempt {before}", "", "", "", f"none, the code is identical to attempt {before}'s"
+        )
+    diff = text.unified_diff(
+        earlier.code,
+        attempt.code,
+        old_name=f"attempt {before}",
+        new_name=f"attempt {attempt.index}",
+    )
+    more = f"{text.number(diff.more)} more diff lines, in run.json's code" if diff.more else ""
+    stat = f"+{text.number(diff.added)} -{text.number(diff.removed)} lines"
+    return DiffView(f"attempt {before}", diff.text, stat, more, "")
+
+
+def _execution(result: ExecutionResult | None) -> ExecutionView | None:
+    if result is None:
+        return None
+    notes = [note for note in (result.sandbox_note, result.artifact_note) if note]
+    artifacts = [
+        f"{record.path} ({text.number(record.size)} bytes"
+        + (f", not copied out: {record.rejected})" if record.rejected else ")")
+        for record in result.artifacts
+    ]
+    return ExecutionView(
+        exit_code="none" if result.exit_code is None else str(result.exit_code),
+        timed_out="yes" if result.timed_out else "no",
+        oom_killed="yes" if result.oom_killed else "no",
+        signal="none" if result.signal is None else str(result.signal),
+        duration=text.duration(result.duration_ms),
+        runtime=result.runtime,
+        notes=notes,
+        artifacts=artifacts,
+    )
+
+
+def _not_run(attempt: Attempt) -> str:
+    if attempt.execution is not None:
+        return ""
+    if attempt.cycle_of is not None:
+        return (
+            f"not run: the code is identical to attempt {attempt.cycle_of}'s, whose outcome stands"
+        )
+    return "not run: there was no code to run"
+
+
+def _streams(result: ExecutionResult | None) -> list[StreamView]:
+    if result is None:
+        return []
+    views = []
+    for name, stream in (("stdout", result.stdout), ("stderr", result.stderr)):
+        if not stream.text.strip():
+            continue
+        excerpt = text.tail_excerpt(
+            stream.text, total_bytes=stream.total_bytes, truncated=stream.truncated
+        )
+        views.append(StreamView(name, excerpt.header, excerpt.text))
+    return views
+
+
+def _tests_summary(attempt: Attempt) -> str:
+    counts: dict[str, int] = {}
+    for test in attempt.tests:
+        counts[test.outcome] = counts.get(test.outcome, 0) + 1
+    return ", ".join(f"{count} {outcome}" for outcome, count in counts.items())
+
+
+def _failing_tests(attempt: Attempt) -> list[TestRow]:
+    failing = [test for test in attempt.tests if test.outcome in {"failed", "error"}]
+    return [
+        TestRow(
+            test.test_id,
+            test.outcome,
+            test.message,
+            text.head_lines(text.clean(test.detail), TEST_DETAIL_LINES)[0],
+        )
+        for test in failing[:MAX_FAILING_TESTS]
+    ]

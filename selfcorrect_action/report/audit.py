@@ -1,0 +1,34 @@
+"""AUDIT.md and the one-screen summary, rendered from the run state.
+
+Redaction happens twice: on the state before anything is quoted (the Markdown filters escape
+`_` and friends, and an escaped `ghp\\_…` no longer looks like a token), and on the final
+text, in case a template ever adds text of its own that holds a secret.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.redact import redact
+from selfcorrect_action.report.run_json import redacted_state
+from selfcorrect_action.report.view import run_view
+from selfcorrect_action.templating import render
+
+AUDIT_TEMPLATE = "reports/audit.md.j2"
+SUMMARY_TEMPLATE = "reports/summary.md.j2"
+
+
+def audit_markdown(state: RunState, *, secrets: Sequence[str]) -> str:
+    """AUDIT.md: the summary, the plan and contract, every attempt, and the outcome."""
+    return _render(AUDIT_TEMPLATE, state, secrets)
+
+
+def summary_markdown(state: RunState, *, secrets: Sequence[str]) -> str:
+    """The status line and one row per attempt: fits a comment or a job summary."""
+    return _render(SUMMARY_TEMPLATE, state, secrets)
+
+
+def _render(template: str, state: RunState, secrets: Sequence[str]) -> str:
+    view = run_view(redacted_state(state, secrets=secrets))
+    return redact(render(template, view=view), secrets=secrets)

@@ -1,0 +1,219 @@
+"""The run as the reports show it: a small, pure view-model computed from a (redacted)
+RunState, so the templates only lay it out and every number is tested in Python."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+
+from selfcorrect_action.loop.state import Attempt, RunState, Status
+from selfcorrect_action.report import text
+from selfcorrect_action.report.attempt_view import (
+    AttemptView,
+    CallRow,
+    attempt_view,
+    call_row,
+    progress_words,
+)
+from selfcorrect_action.report.contract_view import ContractView, contract_view
+from selfcorrect_action.report.layers import attempt_failure
+from selfcorrect_action.taxonomy import Category
+
+CYCLE_BUCKET = "repeated code"
+STATUS_WORDS = {
+    Status.PASSED: "passed",
+    Status.EXHAUSTED: "failed: budget exhausted",
+    Status.STOPPED: "failed: stopped without progress",
+    Status.ERROR: "error: the run could not continue",
+    Status.RUNNING: "unfinished",
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    value: str
+
+
+@dataclass(frozen=True)
+class PlanView:
+    approach: str
+    planner_fields: list[str]
+    wrote_tests: bool
+    calls: list[CallRow]
+
+
+@dataclass(frozen=True)
+class OutcomeView:
+    passed: bool
+    stop_reason: str
+    best: str  # the attempt that got furthest and how far; "" when none ran
+    best_failure: str
+    tried: list[str]
+
+
+@dataclass(frozen=True)
+class RunView:
+    title: str
+    status: str
+    passed: bool
+    replayed: bool
+    replay_file: str
+    headline: str
+    summary: list[Row]
+    prompt: str
+    guidance: str
+    plan: PlanView | None
+    contract: ContractView
+    attempts: list[AttemptView]
+    max_attempts: int
+    outcome: OutcomeView
+    run_id: str
+    started_at: str
+    finished_at: str
+
+
+def run_view(state: RunState) -> RunView:
+    return RunView(
+        title=state.spec.output or state.output_name,
+        status=STATUS_WORDS[state.status],
+        passed=state.status is Status.PASSED,
+        replayed=replayed(state),
+        replay_file=state.replay_file,
+        headline=_headline(state),
+        summary=_summary(state),
+        prompt=state.spec.prompt,
+        guidance=state.guidance,
+        plan=_plan(state),
+        contract=contract_view(state),
+        attempts=[attempt_view(state, attempt) for attempt in state.attempts],
+        max_attempts=state.max_attempts,
+        outcome=_outcome(state),
+        run_id=state.run_id,
+        started_at=state.started_at,
+        finished_at=state.finished_at or "",
+    )
+
+
+def replayed(state: RunState) -> bool:
+    """Reports always say when the answers were recorded ones, not a model's: the state's
+    flag, or any call that was played back (a state built without setting the flag)."""
+    calls = [
+        *(state.plan.llm_calls if state.plan else []),
+        *(call for attempt in state.attempts for call in attempt.llm_calls),
+    ]
+    return state.replayed or any(call.replayed for call in calls)
+
+
+def histogram(state: RunState) -> list[tuple[str, int]]:
+    """Failed attempts per category, in the taxonomy's order; cycles (not run) apart."""
+    counts: Counter[str] = Counter()
+    for attempt in state.attempts:
+        failure = attempt_failure(state, attempt)
+        if attempt.cycle_of is not None:
+            counts[CYCLE_BUCKET] += 1
+        elif failure is not None:
+            counts[failure.category or "not evaluated"] += 1
+    order = [category.value for category in Category] + [CYCLE_BUCKET, "not evaluated"]
+    return [(name, counts[name]) for name in order if counts[name]]
+
+
+def histogram_text(state: RunState) -> str:
+    pairs = histogram(state)
+    return ", ".join(f"{name} {count}" for name, count in pairs) if pairs else "no failures"
+
+
+def _headline(state: RunState) -> str:
+    usage = state.usage
+    return (
+        f"{len(state.attempts)} of {state.max_attempts} attempts, "
+        f"{text.number(usage.tokens)} tokens, "
+        f"cost {text.money(usage.cost_usd, known=usage.cost_known)}, "
+        f"{text.wall_time(state.started_at, state.finished_at)}"
+    )
+
+
+def _summary(state: RunState) -> list[Row]:
+    usage, budget = state.usage, state.budget
+    cost = text.money(usage.cost_usd, known=usage.cost_known)
+    if budget.cost_usd is not None:
+        cost += f" (cap ${budget.cost_usd:,.2f})"
+    models = state.models
+    return [
+        Row("status", STATUS_WORDS[state.status]),
+        Row(
+            "attempts",
+            f"{len(state.attempts)} of {state.max_attempts} "
+            f"({usage.patch_attempts} of {budget.patch_attempts} patches, "
+            f"{usage.rethink_attempts} of {budget.rethink_attempts} rethinks)",
+        ),
+        Row("failures by category", histogram_text(state)),
+        Row(
+            "tokens",
+            f"{text.number(usage.tokens)} of {text.number(budget.tokens)} "
+            f"in {text.number(usage.llm_calls)} model calls",
+        ),
+        Row("cost", cost),
+        Row("wall time", text.wall_time(state.started_at, state.finished_at)),
+        Row(
+            "models",
+            f"cheap {models.cheap}, strong {models.strong}, judge {models.judge}"
+            + ("" if state.spec.judge else " (judge off)"),
+        ),
+        Row("sandbox runtime", "runsc (gVisor)" if state.runtime == "runsc" else state.runtime),
+        Row("task spec", state.spec_source),
+        Row("script", state.spec.output or state.output_name),
+    ]
+
+
+def _plan(state: RunState) -> PlanView | None:
+    if state.plan is None:
+        return None
+    return PlanView(
+        approach=state.plan.approach,
+        planner_fields=list(state.plan.filled_fields),
+        wrote_tests=state.plan.wrote_tests or state.tests_written_by_plan,
+        calls=[call_row(call) for call in state.plan.llm_calls],
+    )
+
+
+def _outcome(state: RunState) -> OutcomeView:
+    passed = state.status is Status.PASSED
+    best = _passing(state) if passed else state.best()
+    return OutcomeView(
+        passed=passed,
+        stop_reason=state.stop_reason or "no reason was recorded",
+        best=_best_line(state, best) if best else "",
+        best_failure=_failure_line(state, best) if best and not passed else "",
+        tried=[_tried_line(state, attempt) for attempt in state.attempts],
+    )
+
+
+def _passing(state: RunState) -> Attempt | None:
+    return next((a for a in reversed(state.attempts) if attempt_failure(state, a) is None), None)
+
+
+def _best_line(state: RunState, attempt: Attempt) -> str:
+    return (
+        f"attempt {attempt.index} ({attempt.strategy.value}, {attempt.tier} model "
+        f"{attempt.model}): {progress_words(state, attempt)}"
+    )
+
+
+def _failure_line(state: RunState, attempt: Attempt) -> str:
+    failure = attempt_failure(state, attempt)
+    if failure is None:
+        return ""
+    layer = attempt.verdict.failed_layer if attempt.verdict else None
+    where = f"at the {layer} layer, " if layer else ""
+    category = f"{failure.category}: " if failure.category else ""
+    return f"it failed {where}{category}{failure.evidence}"
+
+
+def _tried_line(state: RunState, attempt: Attempt) -> str:
+    failure = attempt_failure(state, attempt)
+    result = "passed" if failure is None else (failure.category or "not evaluated")
+    return (
+        f"attempt {attempt.index}: {attempt.strategy.value} with {attempt.model} "
+        f"({attempt.tier}): {result}, {progress_words(state, attempt)}"
+    )

@@ -1,0 +1,54 @@
+"""Write a run's reports to a folder: run.json and AUDIT.md.
+
+Each file is written to a temporary name in the same folder, then renamed over the final
+name: a crash (or a runner cancelled mid-write) leaves the previous report or none, never half
+of one, and whoever reads the folder (the PR step, an upload) sees whole files only.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.report.audit import audit_markdown
+from selfcorrect_action.report.run_json import RUN_JSON, run_json
+
+AUDIT_MD = "AUDIT.md"
+
+
+@dataclass(frozen=True)
+class ReportPaths:
+    run_json: Path
+    audit_md: Path
+
+
+def write_reports(state: RunState, out_dir: Path, *, secrets: Sequence[str]) -> ReportPaths:
+    """Render both reports first, then write them: a rendering bug writes nothing."""
+    documents = {
+        RUN_JSON: run_json(state, secrets=secrets),
+        AUDIT_MD: audit_markdown(state, secrets=secrets),
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, content in documents.items():
+        write_atomically(out_dir / name, content)
+    return ReportPaths(run_json=out_dir / RUN_JSON, audit_md=out_dir / AUDIT_MD)
+
+
+def write_atomically(path: Path, content: str) -> None:
+    """`content` at `path` in UTF-8, replacing any older file in one rename."""
+    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
+            file.write(content)
+            file.flush()
+            os.fsync(file.fileno())
+        # mkstemp makes the file 0600; a report is meant to be read by others (a PR, an upload).
+        os.chmod(temp_name, 0o644)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise

@@ -1,0 +1,64 @@
+"""write_reports: both files, whole, in a folder it creates."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.report import ReportPaths, load_run_json, write_reports
+from selfcorrect_action.report import writer as writer_module
+from selfcorrect_action.report.writer import write_atomically
+
+from .runs import GITHUB_TOKEN, SECRETS, exhausted_run
+
+
+def test_both_reports_are_written_to_a_new_folder(tmp_path: Path) -> None:
+    out = tmp_path / "reports" / "sales-chart"
+
+    paths = write_reports(exhausted_run(), out, secrets=SECRETS)
+
+    assert paths == ReportPaths(run_json=out / "run.json", audit_md=out / "AUDIT.md")
+    assert load_run_json(paths.run_json.read_text(encoding="utf-8")).status.value == "exhausted"
+    audit = paths.audit_md.read_text(encoding="utf-8")
+    assert audit.startswith("# selfcorrect audit: ")
+    assert GITHUB_TOKEN not in audit
+    assert sorted(p.name for p in out.iterdir()) == ["AUDIT.md", "run.json"]  # no temp files
+    assert oct(paths.audit_md.stat().st_mode & 0o777) == "0o644"
+
+
+def test_an_older_report_is_replaced(tmp_path: Path) -> None:
+    (tmp_path / "AUDIT.md").write_text("old", encoding="utf-8")
+
+    write_reports(exhausted_run(), tmp_path, secrets=SECRETS)
+
+    assert (tmp_path / "AUDIT.md").read_text(encoding="utf-8") != "old"
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temp_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    target = tmp_path / "AUDIT.md"
+    target.write_text("old", encoding="utf-8")
+
+    def refuse(*_args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(writer_module.os, "replace", refuse)
+    with pytest.raises(OSError, match="disk full"):
+        write_atomically(target, "new")
+
+    assert target.read_text(encoding="utf-8") == "old"
+    assert os.listdir(tmp_path) == ["AUDIT.md"]
+
+
+def test_a_rendering_bug_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def broken(*_args: object, **_kwargs: object) -> str:
+        raise RuntimeError("template bug")
+
+    monkeypatch.setattr(writer_module, "audit_markdown", broken)
+    with pytest.raises(RuntimeError):
+        write_reports(exhausted_run(), tmp_path / "out", secrets=SECRETS)
+
+    assert not (tmp_path / "out").exists()
