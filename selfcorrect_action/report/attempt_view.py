@@ -74,7 +74,7 @@ class AttemptView:
     reason: str
     start: str  # what the generation started from
     code: str
-    code_lines: int
+    code_size: str  # "23 lines"
     code_more: str  # "" or what was left out
     diff: DiffView
     execution: ExecutionView | None
@@ -110,7 +110,7 @@ def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
         reason=_reason(state, attempt),
         start=_start(attempt),
         code=code,
-        code_lines=len(attempt.code.splitlines()),
+        code_size=text.plural(len(attempt.code.splitlines()), "line"),
         code_more=code_more,
         diff=_diff(state, attempt),
         execution=_execution(attempt.execution),
@@ -255,9 +255,11 @@ def _not_run(attempt: Attempt) -> str:
         return ""
     if attempt.cycle_of is not None:
         return (
-            f"not run: the code is identical to attempt {attempt.cycle_of}'s, whose outcome stands"
+            f"Not run: the code is identical to attempt {attempt.cycle_of}'s, whose outcome stands"
         )
-    return "not run: there was no code to run"
+    if attempt.verdict is not None:
+        return "Not run: the answer was rejected before running (see the evaluation)"
+    return "Not run: the run ended before this attempt was executed"
 
 
 def _streams(result: ExecutionResult | None) -> list[StreamView]:

@@ -24,7 +24,7 @@ class FieldRow:
 class TestFile:
     name: str
     content: str
-    lines: int
+    size: str  # "6 lines"
     more: str
 
 
@@ -100,7 +100,7 @@ def _test_file(name: str, content: str) -> TestFile:
     return TestFile(
         name,
         shown,
-        len(content.splitlines()),
+        text.plural(len(content.splitlines()), "line"),
         f"{text.number(more)} more lines, in run.json" if more else "",
     )
 

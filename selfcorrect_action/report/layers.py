@@ -49,10 +49,11 @@ def attempt_failure(state: RunState, attempt: Attempt) -> Failure | None:
                 f"same code as attempt {attempt.cycle_of}, which failed: {failure.evidence}",
             )
     if verdict is None:
-        return Failure("", "not evaluated: the run ended before this attempt was judged")
+        return Failure("", "not evaluated: the run ended before this attempt was evaluated")
     if not verdict.passed:
         category = verdict.category.value if verdict.category else Category.RUNTIME.value
-        failed = [c.detail or c.name for c in _contract_checks(verdict.checks) if not c.passed]
+        checks = _contract_checks(verdict.checks) if verdict.failed_layer == "contract" else []
+        failed = [check.detail or check.name for check in checks if not check.passed]
         return Failure(category, verdict.evidence, failed)
     if attempt.judge is not None and not attempt.judge.passed:
         return Failure(Category.SEMANTIC.value, "the judge rejected the result")
@@ -69,13 +70,16 @@ def layer_rows(state: RunState, attempt: Attempt) -> list[LayerRow]:
 
 
 def _execution_row(attempt: Attempt) -> LayerRow:
-    if attempt.execution is None:
-        why = (
-            f"same code as attempt {attempt.cycle_of}: not run again"
-            if attempt.cycle_of is not None
-            else "no code to run"
+    verdict = attempt.verdict
+    if attempt.cycle_of is not None and attempt.execution is None:
+        return LayerRow(
+            "execution", "not reached", f"same code as attempt {attempt.cycle_of}: not run again"
         )
-        return LayerRow("execution", "not reached", why)
+    if attempt.execution is None and verdict is not None and verdict.failed_layer == "execution":
+        # generate rejects an answer that does not parse before anything runs
+        return LayerRow("execution", "failed", _cut(f"not run: {verdict.evidence}"))
+    if attempt.execution is None:
+        return LayerRow("execution", "not reached", "the run ended before it was executed")
     failing = [check.detail for check in evaluate_execution(attempt.execution) if not check.passed]
     if failing:
         return LayerRow("execution", "failed", _cut("; ".join(failing)))

@@ -204,10 +204,11 @@ def _failure_line(state: RunState, attempt: Attempt) -> str:
     failure = attempt_failure(state, attempt)
     if failure is None:
         return ""
+    if not failure.category:
+        return f"it was {failure.evidence}"
     layer = attempt.verdict.failed_layer if attempt.verdict else None
     where = f"at the {layer} layer, " if layer else ""
-    category = f"{failure.category}: " if failure.category else ""
-    return f"it failed {where}{category}{failure.evidence}"
+    return f"it failed {where}{failure.category}: {failure.evidence}"
 
 
 def _tried_line(state: RunState, attempt: Attempt) -> str:
