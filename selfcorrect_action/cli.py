@@ -88,6 +88,36 @@ def _run_validate(args: argparse.Namespace) -> int:
     return validate_files(args.files, check_files=args.check_files)
 
 
+def _add_run(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "run",
+        help="run a task spec through the whole loop (plan, generate, execute, evaluate, repair)",
+        description="Turn the task in SPEC into a script shown to work; write it, run.json "
+        "and AUDIT.md to the output folder.",
+    )
+    p.add_argument("spec", type=Path)
+    p.add_argument("--model", help="litellm model name for every tier (overrides the spec)")
+    p.add_argument("--replay", type=Path, help="play back a recording instead of calling a model")
+    p.add_argument("--record", type=Path, help="record every model exchange to this file")
+    p.add_argument("--out", type=Path, dest="out_dir", help="output folder (default out/SPEC)")
+    p.add_argument("--runtime", choices=["runc", "runsc"], default="runc")
+    p.add_argument("--guidance", default="", help="extra guidance for every generation")
+    p.add_argument("--api-base", help="base URL of an OpenAI-compatible API or LiteLLM proxy "
+                   "(default: SELFCORRECT_API_BASE, else the provider's own)")
+    p.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    p.set_defaults(handler=_run_run)
+
+
+def _run_run(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.run_cmd import RunOptions, run_spec
+
+    return run_spec(RunOptions(
+        spec_path=args.spec, model=args.model, replay=args.replay, record=args.record,
+        out_dir=args.out_dir, runtime=args.runtime, guidance=args.guidance, as_json=args.json,
+        api_base=args.api_base,
+    ))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="selfcorrect",
@@ -95,7 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"selfcorrect {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
-    for add in (_add_exec, _add_sandbox, _add_validate):
+    for add in (_add_run, _add_exec, _add_sandbox, _add_validate):
         add(sub)
     return parser
 
