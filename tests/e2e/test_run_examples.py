@@ -1,0 +1,101 @@
+"""`selfcorrect run` end to end on every example: its recorded replay played back through
+litellm's replay provider, the real loop and the real sandbox, reaching the status and the
+failure categories the recording implies, with run.json and AUDIT.md written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.cli import main
+from selfcorrect_action.loop.state import Strategy
+from selfcorrect_action.report.run_json import load_run_json
+
+ROOT = Path(__file__).parents[2]
+# example: (exit code, status, the category of each failed attempt, strategy of each attempt)
+EXPECTED = {
+    "bar_chart": (0, "passed", ["contract"], ["initial", "patch"]),
+    "csv_report": (0, "passed", [], ["initial"]),
+    "two_sum": (0, "passed", ["contract"], ["initial", "patch"]),
+    "missing_package": (0, "passed", ["environment"], ["initial", "patch"]),
+    "timeout": (0, "passed", ["resource"], ["initial", "rethink"]),
+    "judge_rejection": (0, "passed", ["semantic"], ["initial", "rethink"]),
+    "budget_exhausted": (1, "exhausted", ["runtime", "runtime"], ["initial", "patch"]),
+}
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SELFCORRECT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("sandbox_image")
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_example_replays_to_its_recorded_outcome(
+    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["run", f"examples/tasks/{name}.yml", "--replay",
+                 f"examples/replays/{name}.jsonl", "--out", str(tmp_path)])
+    exit_code, status, categories, strategies = EXPECTED[name]
+    state = load_run_json((tmp_path / "run.json").read_text())
+    assert (code, state.status.value) == (exit_code, status), state.stop_reason
+    failed = [a for a in state.attempts if not (a.verdict and a.verdict.passed)]
+    assert [a.verdict.category.value for a in failed if a.verdict and a.verdict.category] == \
+        categories
+    assert [a.strategy.value for a in state.attempts] == strategies
+    assert state.replayed
+    audit = (tmp_path / "AUDIT.md").read_text()
+    assert "replay" in audit.splitlines()[2].lower()
+    script = tmp_path / str(state.spec.output)
+    assert script.exists() == (status == "passed")
+    if script.exists():
+        assert script.read_text() == state.attempts[-1].code
+    for attempt in state.attempts[:-1]:
+        assert attempt.packet is not None  # every failure fed a repair packet forward
+        assert attempt.strategy is not Strategy.INITIAL or attempt.index == 1
+
+
+@pytest.mark.usefixtures("sandbox_image")
+def test_two_sum_tests_stay_frozen(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    main(["run", "examples/tasks/two_sum.yml", "--replay", "examples/replays/two_sum.jsonl",
+          "--out", str(tmp_path)])
+    state = load_run_json((tmp_path / "run.json").read_text())
+    frozen = (ROOT / "examples" / "tests" / "test_two_sum.py").read_text()
+    assert state.tests == {"test_two_sum.py": frozen}
+    assert state.attempts[-1].tests and all(t.outcome == "passed" for t in state.attempts[-1].tests)
+
+
+def test_no_model_and_no_replay_says_how_to_configure_one(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["run", "examples/tasks/bar_chart.yml"])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "no model is configured" in err and "--model" in err and "--replay" in err
+
+
+def test_a_bad_spec_exits_2_with_its_location(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    spec = tmp_path / "bad.yml"
+    spec.write_text("prompt: x\nkind: scirpt\nbudget: {patch_attempts: -1}\n")
+    code = main(["run", str(spec), "--replay", str(ROOT / "examples/replays/bar_chart.jsonl")])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert f"{spec}:2:1: kind" in err and f"{spec}:3:" in err
+
+
+def test_a_replay_that_does_not_fit_is_an_error_not_a_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["run", "examples/tasks/two_sum.yml", "--replay",
+                 "examples/replays/csv_report.jsonl", "--out", str(tmp_path)])
+    state = load_run_json((tmp_path / "run.json").read_text())
+    assert code in (2, 3) and state.status.value == "error"
+    assert "exchange" in state.stop_reason
