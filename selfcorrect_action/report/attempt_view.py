@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from selfcorrect_action.loop.feedback import render_packet
-from selfcorrect_action.loop.state import Attempt, LLMCall, RunState, Strategy
+from selfcorrect_action.loop.state import Attempt, LLMCall, RunState, Status, Strategy
 from selfcorrect_action.report import text
 from selfcorrect_action.report.layers import LayerRow, attempt_failure, layer_rows
 from selfcorrect_action.sandbox.models import ExecutionResult
@@ -118,7 +118,7 @@ def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
         streams=_streams(attempt.execution),
         layers=layer_rows(state, attempt),
         passed=failure is None,
-        result="passed" if failure is None else failure.category or "not evaluated",
+        result=_result(state, attempt),
         category=failure.category if failure else "",
         evidence=failure.evidence if failure else "",
         failed_checks=failure.failed_checks if failure else [],
@@ -157,6 +157,8 @@ def calls_cost(calls: list[LLMCall]) -> str:
 
 def progress_words(state: RunState, attempt: Attempt) -> str:
     """How far it got, in words: the layer reached, then what passed on the way."""
+    if _in_progress(state, attempt):
+        return "in progress"
     if attempt.cycle_of is not None:
         return f"not run (same code as attempt {attempt.cycle_of})"
     progress = attempt.progress
@@ -175,6 +177,19 @@ def progress_words(state: RunState, attempt: Attempt) -> str:
     counts = [text.plural(progress.checks_passed, "check")] if progress.checks_passed else []
     counts += [text.plural(progress.tests_passed, "test")] if progress.tests_passed else []
     return reached + (f" ({' and '.join(counts)} passed)" if counts else "")
+
+
+def _result(state: RunState, attempt: Attempt) -> str:
+    """ "passed", the failure category, "not evaluated", or "in progress" in a live report."""
+    if _in_progress(state, attempt):
+        return "in progress"
+    failure = attempt_failure(state, attempt)
+    return "passed" if failure is None else failure.category or "not evaluated"
+
+
+def _in_progress(state: RunState, attempt: Attempt) -> bool:
+    """The live comment renders a running state: its last attempt may not be judged yet."""
+    return state.status is Status.RUNNING and attempt is state.last and attempt.verdict is None
 
 
 def _reason(state: RunState, attempt: Attempt) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from selfcorrect_action.loop.state import RunState, Usage
+from selfcorrect_action.loop.state import RunState, Status, Usage
 from selfcorrect_action.report import audit_markdown, summary_markdown
 from selfcorrect_action.sandbox.models import StreamCapture
 
@@ -263,3 +263,19 @@ def test_the_summary_is_one_screen(run: RunState) -> None:
     assert len(text.splitlines()) < 20
     if run.status.value != "passed":
         assert f"Stopped because: {run.stop_reason}" in text
+
+
+def test_a_live_summary_shows_the_attempt_in_progress() -> None:
+    state = exhausted_run()
+    running = state.attempts[-1].model_copy(update={"verdict": None, "execution": None})
+    state = state.model_copy(
+        update={"status": Status.RUNNING, "stop_reason": "", "finished_at": None,
+                "attempts": [*state.attempts[:-1], running]}
+    )  # fmt: skip
+
+    text = summary_markdown(state, secrets=SECRETS)
+
+    assert text.startswith("**selfcorrect: unfinished** for `scripts/sales_chart.py`: 3 of 4")
+    assert "| 3 | rethink | strong: openai/gpt-4o | in progress | in progress |" in text
+    assert "Stopped because" not in text
+    assert_well_formed(audit_markdown(state, secrets=SECRETS))
