@@ -117,6 +117,7 @@ def initial_state(loaded: LoadedSpec, models: ModelTiers, options: RunOptions) -
         models=models,
         runtime=options.runtime,
         replayed=options.replay is not None,
+        replay_file=str(options.replay) if options.replay else "",
         guidance=options.guidance,
     )
 

@@ -1,0 +1,144 @@
+"""The loop's own cost, side by side in one run:
+
+1. Time per attempt spent outside the LLM (sandbox, evaluation, prompt and report
+   rendering), with the model's answers replayed through litellm from the bar-chart example
+   recording, the sandbox pool on. Printed as p50/p95 over several runs.
+2. The repair packet's size in tokens (ceil(chars/3), the conservative estimate the budget
+   uses) for real failures whose raw logs are 10, 1,000 and 100,000 lines, run through the
+   real sandbox, next to the raw log's own size.
+
+Targets (issue 3): p50 under 1 s per attempt with the pool; packet under 1,500 tokens at
+every log size.
+
+    python benchmarks/loop_overhead.py [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from selfcorrect_action.commands.run_cmd import RunOptions, initial_state, resolve_models  # noqa: E402
+from selfcorrect_action.evaluation.layers import evaluate  # noqa: E402
+from selfcorrect_action.llm.factory import client_for  # noqa: E402
+from selfcorrect_action.llm.models import ChatRequest, ChatResponse  # noqa: E402
+from selfcorrect_action.loop.deps import Deps  # noqa: E402
+from selfcorrect_action.loop.feedback import build_packet, render_packet, token_estimate  # noqa: E402
+from selfcorrect_action.loop.orchestrator import run_loop  # noqa: E402
+from selfcorrect_action.loop.state import Attempt, NextStep, Strategy  # noqa: E402
+from selfcorrect_action.report.writer import write_reports  # noqa: E402
+from selfcorrect_action.sandbox import engine  # noqa: E402
+from selfcorrect_action.sandbox.client import Sandbox  # noqa: E402
+from selfcorrect_action.sandbox.image import ensure_image  # noqa: E402
+from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, Limits  # noqa: E402
+from selfcorrect_action.spec import load_spec  # noqa: E402
+
+SPEC = ROOT / "examples" / "tasks" / "bar_chart.yml"
+REPLAY = ROOT / "examples" / "replays" / "bar_chart.jsonl"
+
+
+class TimedLLM:
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner, self.seconds = inner, 0.0
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        started = time.perf_counter()
+        try:
+            return self.inner.complete(request)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+
+def attempt_overhead(sandbox: Sandbox, runs: int) -> tuple[list[float], list[float]]:
+    """Per attempt: seconds outside the LLM, and of those the script's own run time in the
+    container (pandas + matplotlib start-up and drawing, which no loop can remove)."""
+    loaded = load_spec(SPEC)
+    options = RunOptions(spec_path=SPEC, replay=REPLAY)
+    models = resolve_models(loaded, options, {})
+    inputs = [InputFile(path=p.name, data=p.read_bytes()) for p in loaded.input_paths]
+    samples, scripts = [], []
+    for _ in range(runs + 1):  # the first run pays litellm's import and warm-up: dropped
+        llm = TimedLLM(client_for(models, replay=REPLAY))
+        with tempfile.TemporaryDirectory() as scratch:
+            sandbox.settle()
+            started = time.perf_counter()
+            state = run_loop(initial_state(loaded, models, options),
+                             Deps(llm=llm, sandbox=sandbox, work_root=Path(scratch),
+                                  inputs=inputs))
+            write_reports(state, Path(scratch) / "out", secrets=[])
+            outside = time.perf_counter() - started - llm.seconds
+        assert state.status.value == "passed", state.stop_reason
+        samples.append(outside / len(state.attempts))
+        scripts.append(statistics.mean(
+            (a.execution.duration_ms if a.execution else 0) / 1000 for a in state.attempts))
+    return samples[1:], scripts[1:]
+
+
+def failing_script(lines: int) -> bytes:
+    return (
+        "import sys\n"
+        f"for i in range({lines - 4}):\n"
+        "    print(f'processing record {i}: value={i * 7 % 13} status=ok', file=sys.stderr)\n"
+        "records = {}\n"
+        "print(records['total'])\n"
+    ).encode()
+
+
+def packet_size(sandbox: Sandbox, lines: int, tmp: Path) -> tuple[int, int]:
+    request = ExecutionRequest(argv=["python3", "task.py"],
+                               files=[InputFile(path="task.py", data=failing_script(lines))],
+                               limits=Limits(), timeout_s=60)
+    result = sandbox.run(request, tmp / f"log-{lines}")
+    loaded = load_spec(SPEC)
+    options = RunOptions(spec_path=SPEC, replay=REPLAY)
+    state = initial_state(loaded, resolve_models(loaded, options, {}), options)
+    state = state.model_copy(update={"output_name": "task.py"})
+    code = failing_script(lines).decode()
+    attempt = Attempt(index=1, strategy=Strategy.INITIAL, tier="cheap", model="m", code=code,
+                      code_sha="x", execution=result,
+                      verdict=evaluate(result, state.contract, script_name="task.py"))
+    state = state.model_copy(update={"attempts": [attempt]})
+    packet = build_packet(state, attempt, NextStep(strategy=Strategy.PATCH, tier="cheap",
+                                                  base_attempt=1), max_attempts=6)
+    return result.stderr.total_bytes, token_estimate(render_packet(packet))
+
+
+def p95(values: list[float]) -> float:
+    return sorted(values)[max(0, int(len(values) * 0.95) - 1)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5)
+    runs = parser.parse_args().runs
+    client = engine.connect()
+    image = ensure_image(client)
+    with Sandbox(client, image, pool_size=1) as sandbox, tempfile.TemporaryDirectory() as tmp:
+        sandbox.warm(Limits(), "runc")
+        per_attempt, script_time = attempt_overhead(sandbox, runs)
+        sizes = {n: packet_size(sandbox, n, Path(tmp)) for n in (10, 1_000, 100_000)}
+    overhead = [total - script for total, script in zip(per_attempt, script_time, strict=True)]
+    print(f"time per attempt outside the LLM ({runs} replayed runs of bar_chart, 2 attempts "
+          "each, pool on), milliseconds")
+    print(f"  {'':<52} {'p50':>6} {'p95':>6}")
+    for label, values in (("all of it", per_attempt),
+                          ("  the script's own run in the container", script_time),
+                          ("  selfcorrect's part (sandbox, evaluation, reports)", overhead)):
+        print(f"  {label:<52} {statistics.median(values) * 1000:6.0f} {p95(values) * 1000:6.0f}")
+    print("  (target: p50 < 1000 ms)")
+    print("repair packet size (target: < 1,500 tokens)")
+    print(f"  {'raw log lines':>14} {'raw log bytes':>14} {'raw log tokens':>15} "
+          f"{'packet tokens':>14}")
+    for lines, (raw_bytes, tokens) in sizes.items():
+        print(f"  {lines:>14,} {raw_bytes:>14,} {-(-raw_bytes // 3):>15,} {tokens:>14,}")
+
+
+if __name__ == "__main__":
+    main()
