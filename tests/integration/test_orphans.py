@@ -1,0 +1,65 @@
+"""A run that is killed mid-flight leaves nothing running for long, and the next start
+removes what it left: the script is stopped at its own timeout by the in-container runner,
+a pre-started container's runner exits when our attach socket closes, and the reaper
+removes labelled containers whose expiry has passed."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+from selfcorrect_action.sandbox import engine
+from selfcorrect_action.sandbox.config import LABEL_SESSION
+
+CHILD = textwrap.dedent(
+    """
+    import sys, tempfile, threading, time
+    from pathlib import Path
+    from selfcorrect_action.sandbox import engine
+    from selfcorrect_action.sandbox.client import Sandbox
+    from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, Limits
+
+    box = Sandbox(engine.connect(), sys.argv[1], pool_size=1).start()
+    box.warm(Limits(), "runc")
+    request = ExecutionRequest(argv=["python3", "s.py"], timeout_s=3,
+                               files=[InputFile(path="s.py", data=b"import time; time.sleep(600)")])
+    threading.Thread(target=box.run, args=(request, Path(tempfile.mkdtemp())),
+                     daemon=True).start()
+    print(box.session, flush=True)
+    time.sleep(600)
+    """
+)
+
+
+def _containers(client, session: str, *, running_only: bool):  # type: ignore[no-untyped-def]
+    return client.containers.list(all=not running_only,
+                                  filters={"label": f"{LABEL_SESSION}={session}"})
+
+
+def test_a_killed_run_leaves_nothing_running_and_is_reaped(docker_client, sandbox_image) -> None:  # type: ignore[no-untyped-def]
+    child = subprocess.Popen([sys.executable, "-c", CHILD, sandbox_image],
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        session = (child.stdout.readline() if child.stdout else "").strip()
+        assert session, "the child did not start"
+        deadline = time.monotonic() + 60
+        while len(_containers(docker_client, session, running_only=True)) < 2:
+            assert time.monotonic() < deadline, "the execution and the pool never both ran"
+            time.sleep(0.2)
+    finally:
+        child.send_signal(signal.SIGKILL)
+        child.wait()
+    # No one will ever read these containers: both must stop by themselves, the executing
+    # one at its 3 s timeout, the pre-started one as soon as its stdin closed.
+    deadline = time.monotonic() + 30
+    while _containers(docker_client, session, running_only=True):
+        assert time.monotonic() < deadline, "a container outlived its run"
+        time.sleep(0.5)
+    leftovers = _containers(docker_client, session, running_only=False)
+    assert leftovers, "expected stopped containers for the reaper"
+    assert engine.reap_orphans(docker_client, now=time.time()) == 0  # not expired yet
+    assert engine.reap_orphans(docker_client, now=time.time() + 3600) >= len(leftovers)
+    assert _containers(docker_client, session, running_only=False) == []
