@@ -44,7 +44,7 @@ class Sandbox:
         self._executor: ThreadPoolExecutor | None = None
         self._pool: WarmPool | None = None
         self._lock = threading.Lock()
-        self._checked_runtimes: set[str] = set()
+        self._checked_runtimes: set[tuple[str, str]] = set()
         self._background: set[Future[None]] = set()
 
     def start(self) -> Sandbox:
@@ -63,11 +63,11 @@ class Sandbox:
     def warm(self, limits: Limits, runtime: Runtime = "runc") -> None:
         """Pre-start containers for these limits (no-op without a pool)."""
         if self._pool is not None:
-            self._require_runtime(runtime)
+            self._require_runtime(runtime, limits.network)
             self._pool.warm(self.key(limits, runtime))
 
     def run(self, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
-        self._require_runtime(request.runtime)
+        self._require_runtime(request.runtime, request.limits.network)
         key = self.key(request.limits, request.runtime)
         prepared = self._pool.acquire(key) if self._pool else self._make_cold(key)
         try:
@@ -124,10 +124,10 @@ class Sandbox:
         with self._lock:
             self._background.discard(future)
 
-    def _require_runtime(self, runtime: str) -> None:
+    def _require_runtime(self, runtime: str, network: str) -> None:
         with self._lock:
-            if runtime in self._checked_runtimes:
+            if (runtime, network) in self._checked_runtimes:
                 return
-        engine.require_runtime(self._client, runtime)
+        engine.require_runtime(self._client, runtime, network=network)
         with self._lock:
-            self._checked_runtimes.add(runtime)
+            self._checked_runtimes.add((runtime, network))

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 import docker
 from docker.errors import APIError, DockerException
 
-from selfcorrect_action.errors import SandboxUnavailable
+from selfcorrect_action.errors import SandboxUnavailable, UsageError
 from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES
 
 START_DOCKER_HINT = (
@@ -32,11 +32,18 @@ def connect(environ: Mapping[str, str] | None = None) -> docker.DockerClient:
     return client
 
 
-def require_runtime(client: docker.DockerClient, runtime: str) -> None:
+def require_runtime(client: docker.DockerClient, runtime: str, *, network: str = "none") -> None:
     try:
         runtimes = client.info().get("Runtimes", {})
     except DockerException as exc:
         raise SandboxUnavailable(f"cannot query the Docker engine: {_short(exc)}") from exc
+    args = (runtimes.get(runtime) or {}).get("runtimeArgs") or []
+    if network == "open" and "--network=none" in args:
+        raise UsageError(
+            f"the contract asks for `network: open`, but the {runtime} runtime is registered "
+            "with --network=none, so the script would have no network at all",
+            hint="use --runtime runc for tasks that need the network",
+        )
     if runtime not in runtimes:
         raise SandboxUnavailable(
             f"the Docker engine has no runtime {runtime!r} (it has: {', '.join(sorted(runtimes))})",

@@ -116,3 +116,15 @@ def test_no_engine_exits_3_with_how_to_start_one(
     code, _, err = _exec(capsys, str(EXAMPLE / "sales_chart.py"))
     assert code == 3
     assert "no Docker engine answers" in err and "docker-up" in err
+
+
+@pytest.mark.usefixtures("sandbox_image")
+def test_open_network_under_a_network_less_runsc_is_refused_clearly(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    contract = tmp_path / "c.yml"
+    contract.write_text("network: open\n")
+    code, _, err = _exec(capsys, str(EXAMPLE / "sales_chart.py"), "--contract", str(contract),
+                         "--runtime", "runsc")
+    assert code == 2
+    assert "network: open" in err and "--runtime runc" in err
