@@ -1,0 +1,68 @@
+"""`selfcorrect run` against a local server speaking the OpenAI chat API: the real provider
+path end to end (record, then replay offline to the same outcome), and an API outage that
+ends the run as a clean `error` with its reports written."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from ruamel.yaml import YAML
+
+from selfcorrect_action.cli import main
+from selfcorrect_action.llm.recording import read_recording
+from selfcorrect_action.report.run_json import load_run_json
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, Status
+
+ROOT = Path(__file__).parents[2]
+
+
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-local-server-only")
+    monkeypatch.chdir(ROOT)
+
+
+@pytest.mark.usefixtures("sandbox_image", "api_key")
+def test_record_against_the_api_then_replay_offline(tmp_path: Path) -> None:
+    answers = YAML(typ="safe").load((ROOT / "examples/scripted/missing_package.yml").read_text())
+    recording = tmp_path / "run.jsonl"
+    with FakeOpenAIServer() as server:
+        server.script(*(Reply(content=a["answer"], prompt_tokens=None) for a in answers))
+        code = main(["run", "examples/tasks/missing_package.yml", "--api-base", server.api_base,
+                     "--record", str(recording), "--out", str(tmp_path / "live")])
+        assert server.pending == 0 and server.overruns == 0
+        sent = server.requests
+    assert code == 0
+    assert all(r.headers["authorization"] == "Bearer sk-test-local-server-only" for r in sent)
+    assert [e.request.purpose for e in read_recording(recording).exchanges] == \
+        [a["purpose"] for a in answers]
+    live = load_run_json((tmp_path / "live" / "run.json").read_text())
+    assert not live.replayed
+    assert "sk-test-local-server-only" not in (tmp_path / "live" / "run.json").read_text()
+
+    code = main(["run", "examples/tasks/missing_package.yml", "--replay", str(recording),
+                 "--out", str(tmp_path / "replayed")])
+    replayed = load_run_json((tmp_path / "replayed" / "run.json").read_text())
+    assert code == 0 and replayed.replayed
+    assert [a.code for a in replayed.attempts] == [a.code for a in live.attempts]
+    assert replayed.usage.tokens == live.usage.tokens
+
+
+@pytest.mark.usefixtures("sandbox_image", "api_key")
+def test_an_api_outage_ends_as_error_with_reports(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with FakeOpenAIServer() as server:
+        server.script(*[Status(503, retry_after="0")] * 10)
+        code = main(["run", "examples/tasks/bar_chart.yml", "--api-base", server.api_base,
+                     "--out", str(tmp_path)])
+        attempts_made = len(server.requests)
+    out = capsys.readouterr().out
+    assert code == 3
+    assert 1 < attempts_made <= 10  # retried, then gave up
+    state = load_run_json((tmp_path / "run.json").read_text())
+    assert state.status.value == "error"
+    assert "503" in state.stop_reason or "unavailable" in state.stop_reason.lower()
+    assert "ERROR" in out
+    assert (tmp_path / "AUDIT.md").read_text().count("error") >= 1
