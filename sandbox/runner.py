@@ -12,11 +12,12 @@ Wire format (all on the container's stdin/stdout, no TTY):
             b"RESULT <nonce> <json_len>\n" + JSON  once the command and its children are gone
             tar stream of the artifacts        until EOF
 
-The script runs with the same uid as this process. It may kill us (the client then reports
-that the runner died). We make ourselves non-dumpable so it cannot open our stdout through
-/proc; gVisor does not honour that, so the result line also carries the client's one-time
-nonce, which the script never sees: anything it writes into our channel is detected as
-tampering instead of being read as a result.
+We run as PID 1 (no docker-init): a dumpable init running as the script's uid could be
+ptraced and taken over by the script, while PID 1 cannot be killed from inside and we make
+ourselves non-dumpable so the script cannot open our stdout through /proc. As PID 1 we reap
+every orphan. gVisor does not honour non-dumpability, so the result line also carries the
+client's one-time nonce, which the script never sees: anything it writes into our channel
+is detected as tampering instead of being read as a result.
 """
 
 from __future__ import annotations
@@ -39,6 +40,11 @@ WORK_DIR = "/work"
 # MAX_REJECTED of those left out (the rest are counted), so our report stays small.
 MAX_SCANNED = 20000
 MAX_REJECTED = 50
+MAX_DEPTH = 64
+MAX_NAME_CHARS = 512
+# After the deadline (or once the script is gone and the grace has passed) we wait at most
+# this long for the killed processes to disappear before reporting anyway.
+REAP_WAIT_S = 2.0
 PR_SET_DUMPABLE = 4
 # Grandchildren may keep the output pipes open after the script exits; give them this long
 # to flush before everything left is killed.
@@ -47,6 +53,7 @@ DRAIN_GRACE_S = 0.05
 
 def main() -> int:
     _make_undumpable()
+    _survive_signals()
     idle_timeout = float(sys.argv[1]) if len(sys.argv) > 1 else 600.0
     stdin = sys.stdin.buffer
     stdout = sys.stdout.buffer
@@ -66,13 +73,26 @@ def main() -> int:
     members, rejected, left_out = _select_artifacts(header["caps"], inputs)
     report["rejected"] = rejected
     report["unlisted"] = left_out
-    body = json.dumps(report).encode()
+    body = json.dumps(report, ensure_ascii=False).encode("utf-8", "replace")
     nonce = header["nonce"].encode()
     stdout.write(b"RESULT %s %d\n" % (nonce, len(body)) + body)
     stdout.flush()
     _write_tar(stdout, members)
     stdout.flush()
     return 0
+
+
+def _survive_signals() -> None:
+    """As PID 1 we would die of a SIGINT/SIGTERM/SIGHUP the script sends us (Python turns
+    SIGINT into KeyboardInterrupt), losing its output. A no-op handler, not SIG_IGN: handlers
+    reset to the default across exec, so the script still gets normal signal behaviour."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1,
+                   signal.SIGUSR2, signal.SIGPIPE):
+        signal.signal(number, _ignore)
+
+
+def _ignore(number, frame) -> None:
+    return None
 
 
 def _make_undumpable() -> None:
@@ -103,9 +123,9 @@ def _read_exact(stream, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _place_inputs(payload: bytes) -> dict[str, str]:
-    """Unpack the inputs (written by our client, still checked) and remember their hashes
-    so unchanged inputs are not sent back as artifacts."""
+def _place_inputs(payload: bytes) -> dict[str, tuple[int, str]]:
+    """Unpack the inputs (written by our client, still checked) and remember their sizes and
+    hashes so unchanged inputs are not sent back as artifacts."""
     hashes = {}
     with tarfile.open(fileobj=io.BytesIO(payload), mode="r:") as archive:
         for member in archive.getmembers():
@@ -118,7 +138,7 @@ def _place_inputs(payload: bytes) -> dict[str, str]:
             with open(target, "wb") as handle:
                 handle.write(data)
             os.chmod(target, member.mode & 0o755)
-            hashes[name] = hashlib.sha256(data).hexdigest()
+            hashes[name] = (len(data), hashlib.sha256(data).hexdigest())
     return hashes
 
 
@@ -172,7 +192,7 @@ def _run(header: dict) -> dict:
     inner_timeout = _pump(child, {child.stdout.fileno(): out, child.stderr.fileno(): err},
                           deadline)
     duration_ms = int((time.monotonic() - started) * 1000)
-    code = child.returncode
+    code = child.returncode if child.returncode is not None else -signal.SIGKILL
     return {
         "exit_code": code if code is not None and code >= 0 else None,
         "signal": -code if code is not None and code < 0 else None,
@@ -192,28 +212,50 @@ def _prefer_for_oom_kill() -> None:
 
 def _pump(child: subprocess.Popen, captures: dict, deadline: float) -> bool:
     """Copy both pipes into their captures until the child is gone and the pipes are closed
-    (or the grace after its exit runs out). True when the inner deadline struck first."""
+    (or the grace after its exit runs out). True when the inner deadline struck first.
+    Every wait is bounded: a script that closes its output and sleeps still meets the
+    deadline."""
     open_fds = set(captures)
     exited_at = None
-    while open_fds:
+    timed_out = False
+    while open_fds or child.returncode is None:
         now = time.monotonic()
-        if child.poll() is not None and exited_at is None:
+        _reap(child)
+        if child.returncode is not None and exited_at is None:
             exited_at = now
         if exited_at is not None and now - exited_at > DRAIN_GRACE_S:
             _kill_everything_else()
-        if now > deadline:
+            if not open_fds or now - exited_at > DRAIN_GRACE_S + REAP_WAIT_S:
+                break
+        if now > deadline and not timed_out:
+            timed_out = True
             _kill_everything_else()
-            child.wait()
-            return True
-        ready, _, _ = select.select(list(open_fds), [], [], 0.05)
+            exited_at = exited_at or now
+        ready = select.select(list(open_fds), [], [], 0.05)[0] if open_fds else []
+        if not open_fds:
+            time.sleep(0.02)
         for fd in ready:
             data = os.read(fd, 65536)
             if data:
                 captures[fd].feed(data)
             else:
                 open_fds.discard(fd)
-    child.wait()
-    return False
+    _reap(child)
+    return timed_out
+
+
+def _reap(child: subprocess.Popen) -> None:
+    """As PID 1, collect every finished process (orphans included), noting the child's
+    status for Popen so it never waits on a pid we already reaped."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if pid == child.pid:
+            child.returncode = os.waitstatus_to_exitcode(status)
 
 
 def _kill_everything_else() -> None:
@@ -237,7 +279,7 @@ def _oom_kills() -> int | None:
     return None
 
 
-def _select_artifacts(caps: dict, inputs: dict[str, str]):
+def _select_artifacts(caps: dict, inputs: dict[str, tuple[int, str]]):
     """Regular files of the work dir (links never followed), within the caps. What is left
     out is reported with the reason, so the contract check can say why."""
     members, rejected, total, left_out = [], [], 0, 0
@@ -252,19 +294,25 @@ def _select_artifacts(caps: dict, inputs: dict[str, str]):
             total += size
             members.append((rel, entry.path))
         elif len(rejected) < MAX_REJECTED:
-            rejected.append({"path": rel, "size": size, "reason": reason})
+            rejected.append({"path": _printable(rel), "size": size, "reason": reason})
         else:
             left_out += 1
     return members, rejected, left_out
 
 
-def _rejection(entry, rel: str, caps: dict, inputs: dict[str, str], count: int, total: int):
+def _rejection(entry, rel: str, caps: dict, inputs: dict[str, tuple[int, str]], count: int,
+               total: int):
     size = entry.stat(follow_symlinks=False).st_size
+    if rel.endswith("/"):  # a folder _walk would not descend into
+        return "folder nested too deeply (not examined)", 0
+    if not _valid_name(rel):
+        return "name is not valid UTF-8 or too long for the transfer", size
     if entry.is_symlink():
         return "symbolic link (not followed)", 0
     if not entry.is_file(follow_symlinks=False):
         return "not a regular file", 0
-    if rel in inputs and _sha256(entry.path) == inputs[rel]:
+    # Size first: a script that grows an input to a terabyte (sparse) must not make us hash it.
+    if rel in inputs and size == inputs[rel][0] and _sha256(entry.path) == inputs[rel][1]:
         return "unchanged input", size
     if count >= caps["artifact_max_files"]:
         return "too many files", size
@@ -276,16 +324,38 @@ def _rejection(entry, rel: str, caps: dict, inputs: dict[str, str], count: int, 
 
 
 def _walk(root: str, prefix: str):
+    """Every entry under root, depth first, iteratively (no recursion limit to trip), never
+    following links; folders deeper than MAX_DEPTH are reported instead of entered."""
+    stack = [(root, prefix, 0)]
+    while stack:
+        folder, rel_prefix, depth = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
+        except OSError:
+            continue
+        for entry in entries:
+            rel = f"{rel_prefix}{entry.name}"
+            if not entry.is_dir(follow_symlinks=False):
+                yield rel, entry
+            elif depth >= MAX_DEPTH:
+                yield rel + "/", entry
+            else:
+                stack.append((entry.path, rel + "/", depth + 1))
+
+
+def _valid_name(rel: str) -> bool:
+    """UTF-8, and storable in a plain ustar header (100-byte name + 155-byte prefix split at
+    a slash): anything else could not be transferred and would vanish silently."""
     try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError:
-        return
-    for entry in entries:
-        rel = f"{prefix}{entry.name}"
-        if entry.is_dir(follow_symlinks=False):
-            yield from _walk(entry.path, rel + "/")
-        else:
-            yield rel, entry
+        tarfile.TarInfo(rel).tobuf(format=tarfile.USTAR_FORMAT, encoding="utf-8",
+                                   errors="strict")
+    except (ValueError, UnicodeError):  # undecodable bytes arrive as surrogates
+        return False
+    return len(rel) <= MAX_NAME_CHARS
+
+
+def _printable(rel: str) -> str:
+    return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")[:MAX_NAME_CHARS]
 
 
 def _sha256(path: str) -> str:
@@ -301,7 +371,8 @@ def _nofollow(path: str, flags: int) -> int:
 
 
 def _write_tar(stream, members) -> None:
-    with tarfile.open(fileobj=stream, mode="w|") as archive:
+    # Plain ustar: no pax or GNU extension headers, which the client refuses to parse.
+    with tarfile.open(fileobj=stream, mode="w|", format=tarfile.USTAR_FORMAT) as archive:
         for rel, path in members:
             try:
                 with open(path, "rb", opener=_nofollow) as handle:
@@ -309,7 +380,7 @@ def _write_tar(stream, members) -> None:
                     info = tarfile.TarInfo(rel)
                     info.size, info.mode, info.mtime = st.st_size, 0o644, int(st.st_mtime)
                     archive.addfile(info, handle)
-            except OSError:
+            except (OSError, ValueError):
                 continue
 
 

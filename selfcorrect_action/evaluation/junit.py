@@ -55,7 +55,7 @@ class JUnitReport:
     dropped: int = 0  # outcomes counted but not kept
 
 
-def pytest_argv(test_files: list[str]) -> list[str]:
+def pytest_argv(test_files: list[str], *, work_dir: str = "/work") -> list[str]:
     """The command that runs the frozen spec tests in the sandbox's work dir.
 
     Every flag exists in Debian bookworm's pytest 7.2 (the sandbox image) and in pytest 8/9.
@@ -63,15 +63,23 @@ def pytest_argv(test_files: list[str]) -> list[str]:
     gives `path:line: in func` frames plus pytest's `E   ` assertion-rewrite lines; an
     explicit rootdir keeps ids relative to the work dir whatever ini file lies around; a
     test file that fails to import must not hide the results of the others.
+
+    The work dir also holds the candidate's own output files, so nothing there may steer
+    pytest: -I keeps the work dir off sys.path at start-up (a `pytest.py` cannot shadow
+    pytest; `-o pythonpath` puts it back once pytest runs, to import the candidate; absolute,
+    since with `-c /dev/null` a relative one would be resolved against /dev), `-c /dev/null`
+    ignores any pytest.ini/tox.ini/setup.cfg/pyproject.toml, --noconftest any conftest.py
+    (a conftest can rewrite every outcome to "passed", junit included).
     """
     for name in test_files:
         if not name or name.startswith("-"):
             raise ValueError(f"test file names must not be empty or start with '-': {name!r}")
     return [
-        "python3", "-m", "pytest",
+        "python3", "-I", "-m", "pytest",
+        "-c", "/dev/null", "--noconftest",
         "-p", "no:cacheprovider",
         "-q", "--tb=short", "-rN", "--no-header", "--color=no",
-        "--rootdir=.",
+        "--rootdir=.", "-o", f"pythonpath={work_dir}",
         "--continue-on-collection-errors",
         "-o", "junit_family=xunit1",
         "-o", "console_output_style=classic",

@@ -4,7 +4,7 @@ inputs and the files the candidate wrote, so tests can check its outputs too."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from selfcorrect_action.evaluation.junit import pytest_argv
 from selfcorrect_action.loop.deps import Deps
@@ -17,6 +17,9 @@ from selfcorrect_action.sandbox.models import (
 )
 
 MAX_CARRIED_ARTIFACT_BYTES = 16 * 1024 * 1024
+# Output files that could steer pytest or Python in the test run are never carried over:
+# modules shadowing imports, path hooks, conftest files, ini files with addopts.
+_NOT_CARRIED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml")
 
 
 def execute(state: RunState, deps: Deps) -> RunState:
@@ -57,11 +60,17 @@ def _ran_cleanly(result: ExecutionResult) -> bool:
     return result.exit_code == 0 and not result.timed_out and result.sandbox_note is None
 
 
+def _steers_python(path: str) -> bool:
+    name = PurePosixPath(path).name.lower()
+    return name.endswith(_NOT_CARRIED_SUFFIXES) or name.startswith("conftest") or (
+        "__pycache__" in PurePosixPath(path).parts)
+
+
 def _carried(result: ExecutionResult, reserved: set[str]) -> list[InputFile]:
     """The candidate's output files, for tests that check them (never over a frozen test)."""
     carried, total = [], 0
     for record in result.artifacts:
-        if record.host_path is None or record.path in reserved:
+        if record.host_path is None or record.path in reserved or _steers_python(record.path):
             continue
         total += record.size
         if total > MAX_CARRIED_ARTIFACT_BYTES:

@@ -76,9 +76,15 @@ def _prompt(state: RunState, step: NextStep, deps: Deps) -> str:
 
 
 def _mark_cycle_or_empty(state: RunState, attempt: Attempt) -> Attempt:
-    """Same code as an earlier attempt: it would fail the same way, so it is not run; its
-    verdict is the earlier one's. Code that does not even parse (or no code at all) is a
-    syntax failure found without spending a sandbox run."""
+    """Same code as an earlier attempt (unparsable answers included): it would fail the same
+    way, so it is not run; its verdict is the earlier one's. Code that does not even parse
+    (or no code at all) is a syntax failure found without spending a sandbox run."""
+    for earlier in state.attempts:
+        if earlier.code_sha == attempt.code_sha and earlier.cycle_of is None:
+            return attempt.model_copy(update={
+                "cycle_of": earlier.index, "verdict": earlier.verdict,
+                "progress": earlier.progress, "tests": earlier.tests,
+            })
     problem = syntax_problem(attempt.code, state.output_name)
     if problem is not None:
         verdict = Verdict(
@@ -86,12 +92,6 @@ def _mark_cycle_or_empty(state: RunState, attempt: Attempt) -> Attempt:
             checks=[Check(name="parses as Python", passed=False, detail=problem)],
         )
         return attempt.model_copy(update={"verdict": verdict})
-    for earlier in state.attempts:
-        if earlier.code_sha == attempt.code_sha and earlier.cycle_of is None:
-            return attempt.model_copy(update={
-                "cycle_of": earlier.index, "verdict": earlier.verdict,
-                "progress": earlier.progress, "tests": earlier.tests,
-            })
     return attempt
 
 

@@ -8,15 +8,17 @@ so a lying header or an endless stream cannot grow our memory or disk.
 from __future__ import annotations
 
 import os
-import tarfile
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO, Protocol
+from typing import Protocol
 
 from selfcorrect_action.sandbox.models import ArtifactRecord, OutputCaps
+from selfcorrect_action.sandbox.ustar import Member, UstarError, UstarReader
 
 # Tar headers, padding and end-of-archive blocks on top of the file bytes themselves.
 _OVERHEAD_PER_MEMBER = 3 * 512
 _OVERHEAD_FIXED = 64 * 1024
+# Rejected entries (links, fifos, oversized files) listed beyond the file cap.
+_MAX_REJECTED_MEMBERS = 100
 
 
 class Readable(Protocol):
@@ -59,58 +61,61 @@ def extract_artifacts(
     the stream had to be abandoned, why."""
     limit = caps.artifact_max_total_bytes + _OVERHEAD_FIXED
     limit += caps.artifact_max_files * _OVERHEAD_PER_MEMBER
+    reader = UstarReader(_Budget(source, limit))
     records: list[ArtifactRecord] = []
-    written = 0
+    seen: set[str] = set()
+    stored, written = 0, 0
     try:
-        with tarfile.open(fileobj=_Budget(source, limit), mode="r|") as archive:  # type: ignore[call-overload]
-            for member in archive:
-                record = _admit(member, records, written, caps)
-                if record.rejected is None:
-                    record = _write(archive, member, destination, record)
-                    written += record.size if record.rejected is None else 0
-                records.append(record)
+        for member in reader.members():
+            record = _admit(member, seen, stored, written, caps)
+            if record.rejected is None:
+                record = _write(reader, destination, record)
+            if record.rejected is None:
+                stored, written = stored + 1, written + record.size
+            seen.add(record.path.casefold())
+            records.append(record)
+            if len(records) > caps.artifact_max_files + _MAX_REJECTED_MEMBERS:
+                return records, "artifact stream listed too many entries; the rest was dropped"
     except ArchiveTooLarge:
         return records, "artifact stream exceeded its size cap; the rest was dropped"
-    except (tarfile.TarError, OSError, EOFError) as exc:
+    except (UstarError, OSError) as exc:
         return records, f"artifact stream was malformed: {exc}"
     return records, None
 
 
 def _admit(
-    member: tarfile.TarInfo, seen: list[ArtifactRecord], written: int, caps: OutputCaps
+    member: Member, seen: set[str], stored: int, written: int, caps: OutputCaps
 ) -> ArtifactRecord:
     name = safe_member_name(member.name)
     size = max(0, member.size)
     if name is None:
         return ArtifactRecord(path=member.name[:200], size=size, rejected="unsafe path")
     reason = None
-    if member.issym() or member.islnk():
+    if member.kind in ("symlink", "hardlink"):
         reason = "link (not followed)"
-    elif not member.isreg():
+    elif member.kind != "file":
         reason = "not a regular file"
-    elif sum(r.rejected is None for r in seen) >= caps.artifact_max_files:
+    elif stored >= caps.artifact_max_files:
         reason = "too many files"
     elif size > caps.artifact_max_file_bytes:
         reason = "file too large"
     elif written + size > caps.artifact_max_total_bytes:
         reason = "total size cap"
-    elif any(r.path == name for r in seen):
+    elif name.casefold() in seen:  # also a case-only twin, fatal on case-insensitive disks
         reason = "duplicate entry"
     return ArtifactRecord(path=name, size=size, rejected=reason)
 
 
-def _write(
-    archive: tarfile.TarFile, member: tarfile.TarInfo, destination: Path, record: ArtifactRecord
-) -> ArtifactRecord:
+def _write(reader: UstarReader, destination: Path, record: ArtifactRecord) -> ArtifactRecord:
     target = destination / record.path
     try:
         _make_parents(destination, record.path)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
         return record.model_copy(update={"rejected": f"cannot be written on the host: {exc}"})
-    handle = archive.extractfile(member)
     with os.fdopen(fd, "wb") as out:
-        _copy(handle, out, member.size)
+        while block := reader.read_member(1 << 20):
+            out.write(block)
     return record.model_copy(update={"host_path": target})
 
 
@@ -125,13 +130,3 @@ def _make_parents(destination: Path, rel: str) -> None:
         current.mkdir(mode=0o700, exist_ok=True)
 
 
-def _copy(handle: BinaryIO | None, out: BinaryIO, size: int) -> None:
-    if handle is None:
-        return
-    remaining = size
-    while remaining > 0:
-        block = handle.read(min(remaining, 1 << 20))
-        if not block:
-            break
-        out.write(block)
-        remaining -= len(block)

@@ -13,6 +13,7 @@ LABEL = "org.selfcorrect.sandbox"
 LABEL_EXPIRES = "org.selfcorrect.expires"
 LABEL_SESSION = "org.selfcorrect.session"
 RUNNER_PATH = "/opt/selfcorrect/runner.py"
+RUNSC_MIN_PIDS = 1024
 
 
 class PoolKey(BaseModel):
@@ -60,9 +61,16 @@ def container_config(
         # Swap equal to memory: no swap at all, so a memory bomb is killed, not slowed down.
         "memswap_limit": f"{limits.memory_mb}m",
         "nano_cpus": int(limits.cpus * 1_000_000_000),
-        "pids_limit": limits.pids,
-        "ulimits": [{"Name": "nofile", "Soft": limits.nofile, "Hard": limits.nofile}],
-        "init": True,
+        "pids_limit": pids_limit(key.runtime, limits.pids),
+        # core 0/0: a crashing script must not be able to raise its core limit and feed the
+        # host's core_pattern (often a root-run pipe to apport or systemd-coredump).
+        "ulimits": [
+            {"Name": "nofile", "Soft": limits.nofile, "Hard": limits.nofile},
+            {"Name": "core", "Soft": 0, "Hard": 0},
+        ],
+        # No docker-init: it would run as the script's uid, dumpable, so the script could
+        # ptrace it and take over PID 1. The runner is PID 1 instead (it reaps orphans).
+        "init": False,
         "privileged": False,
         "runtime": key.runtime,
         # The runner's stdout carries the protocol; a json-file log would copy it to the
@@ -74,6 +82,13 @@ def container_config(
             LABEL_EXPIRES: str(int(expires_at)),
         },
     }
+
+
+def pids_limit(runtime: Runtime, pids: int) -> int:
+    """Under runsc the pids cgroup counts gVisor's own host threads, not the script's tasks
+    (those live inside gVisor's kernel): a tight limit starves gVisor and the whole sandbox
+    dies mid-run. There it only caps gVisor's threads; the memory limit bounds the tasks."""
+    return max(pids, RUNSC_MIN_PIDS) if runtime == "runsc" else pids
 
 
 def _tmpfs(size_mb: int, inodes: int) -> str:

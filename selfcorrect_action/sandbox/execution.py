@@ -58,7 +58,7 @@ def execute(prepared: Prepared, request: ExecutionRequest, artifact_dir: Path) -
         return _timed_out(request)
     except StreamClosed:
         return _runner_died(prepared, request, started)
-    except ProtocolViolation as exc:
+    except (ProtocolViolation, OSError) as exc:
         lifecycle.kill(prepared)
         return _broken(request, started, f"the runner's report was unreadable: {exc}")
     stream.deadline = time.monotonic() + ARTIFACT_TIMEOUT_S

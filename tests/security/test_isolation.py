@@ -115,3 +115,19 @@ def test_concurrent_executions_do_not_see_each_other(sandbox, runtime: str, tmp_
         assert result.stdout.text.strip() == f"{token} ['s.py', 'token.txt']"  # type: ignore[attr-defined]
         artifact = (tmp_path / token / "token.txt").read_text()
         assert artifact == token
+
+
+def test_artifact_names_too_long_to_transfer_are_reported(run_script) -> None:
+    result = run_script(
+        """
+        open("a" * 95 + ".txt", "w").write("fits")
+        open("b" * 150 + ".txt", "w").write("too long for one ustar name field")
+        import os
+        os.makedirs("c" * 60 + "/" + "d" * 60, exist_ok=True)
+        open("c" * 60 + "/" + "d" * 60 + "/e.txt", "w").write("splits at a slash")
+        """
+    )
+    by_path = {a.path: a for a in result.artifacts}
+    assert by_path["a" * 95 + ".txt"].host_path is not None
+    assert by_path["c" * 60 + "/" + "d" * 60 + "/e.txt"].host_path is not None
+    assert "too long" in (by_path["b" * 150 + ".txt"].rejected or "")

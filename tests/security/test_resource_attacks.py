@@ -214,3 +214,57 @@ def test_setsid_grandchild_that_ignores_sigterm_does_not_outlive_the_run(run_scr
     # The parent exits at once; the escaped grandchildren are killed, not waited for.
     assert result.exit_code == 0
     assert result.duration_ms < 3000
+
+
+def test_closing_its_output_and_sleeping_still_meets_the_deadline(run_script) -> None:
+    result = run_script("import os, time\nprint('bye', flush=True)\nos.close(1)\nos.close(2)\n"
+                        "time.sleep(600)\n", timeout_s=2)
+    assert result.timed_out
+    assert result.sandbox_note is None  # reported by the runner, not by killing the container
+    assert "bye" in result.stdout.text
+
+
+def test_growing_an_input_to_a_terabyte_is_not_hashed(run_script) -> None:
+    result = run_script("import os, sys\nos.truncate(__file__, 1 << 40)\nsys.exit(2)\n")
+    assert result.exit_code == 2 and not result.timed_out
+    grown = next(a for a in result.artifacts if a.path == "attack.py")
+    assert grown.rejected == "file too large"
+
+
+def test_deeply_nested_folders_do_not_break_the_report(run_script) -> None:
+    result = run_script(
+        """
+        import os
+        path = "/work"
+        for i in range(1200):
+            path = os.path.join(path, "d")
+            os.mkdir(path)
+        open(os.path.join(path, "deep.txt"), "w").write("x")
+        open("/work/shallow.txt", "w").write("y")
+        """
+    )
+    assert result.exit_code == 0 and result.sandbox_note is None
+    paths = {a.path: a for a in result.artifacts}
+    assert paths["shallow.txt"].host_path is not None
+    assert any("nested too deeply" in (a.rejected or "") for a in result.artifacts)
+
+
+def test_hundreds_of_zombies_are_reaped(run_script) -> None:
+    result = run_script(
+        """
+        import os, time
+        for _ in range(100):
+            child = os.fork()
+            if child == 0:
+                if os.fork() == 0:
+                    time.sleep(0.05)
+                    os._exit(0)      # orphaned grandchild: reparented to PID 1, the runner
+                os._exit(0)
+            os.waitpid(child, 0)
+        time.sleep(1)
+        pids = [p for p in os.listdir("/proc") if p.isdigit()]
+        print(len(pids))
+        """
+    )
+    assert result.exit_code == 0, result.stderr.text
+    assert int(result.stdout.text.split()[-1]) < 20

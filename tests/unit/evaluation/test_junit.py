@@ -100,7 +100,7 @@ def run_pytest(work: Path, files: dict[str, str], candidate: str | None) -> Path
         (work / name).write_text(textwrap.dedent(content))
     if candidate is not None:
         (work / "two_sum.py").write_text(candidate)
-    argv = [sys.executable, *pytest_argv(sorted(files))[1:]]
+    argv = [sys.executable, *pytest_argv(sorted(files), work_dir=str(work))[1:]]
     env = {
         "PATH": os.defpath,
         "HOME": str(work),
@@ -130,7 +130,8 @@ def missing_module_run(tmp_path_factory: pytest.TempPathFactory) -> list[TestOut
 def test_argv_runs_pytest_into_the_junit_path() -> None:
     argv = pytest_argv(["tests/test_a.py", "tests/test_b.py"])
 
-    assert argv[:3] == ["python3", "-m", "pytest"]
+    assert argv[:4] == ["python3", "-I", "-m", "pytest"]
+    assert {"--noconftest", "/dev/null"} <= set(argv)
     assert f"--junitxml={PYTEST_JUNIT_PATH}" in argv
     assert "junit_family=xunit1" in argv
     assert {"-p", "no:cacheprovider", "--tb=short", "--continue-on-collection-errors"} <= set(argv)

@@ -189,3 +189,12 @@ def test_an_unreadable_judge_fails_closed(tmp_path: Path, answer: str) -> None:
     assert first.judge is not None and not first.judge.passed
     assert first.verdict.category.value == "semantic"  # type: ignore[union-attr]
     assert final.status is Status.PASSED
+
+
+def test_the_same_unusable_answer_twice_is_a_cycle(tmp_path: Path) -> None:
+    nocode = "I'm sorry, I cannot help with that."
+    llm = ScriptedLLM([PLAN, ("generate", nocode), ("repair", nocode), ("repair", nocode)])
+    final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert [a.cycle_of for a in final.attempts] == [None, 1, 1]
+    assert final.attempts[2].tier == "strong"
+    assert final.status is Status.STOPPED

@@ -159,3 +159,46 @@ def test_garbage_is_reported_not_raised(tmp_path: Path) -> None:
     records, note = extract_artifacts(io.BytesIO(b"not a tar" * 100), tmp_path, OutputCaps())
     assert records == []
     assert note is not None and "malformed" in note
+
+
+def _pax(*members: tuple[tarfile.TarInfo, bytes | None], pax_headers=None) -> io.BytesIO:  # type: ignore[no-untyped-def]
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT,
+                      pax_headers=pax_headers or {}) as archive:
+        for info, data in members:
+            archive.addfile(info, io.BytesIO(data) if data is not None else None)
+    buffer.seek(0)
+    return buffer
+
+
+def test_extension_headers_are_refused_not_followed(tmp_path: Path) -> None:
+    """pax/GNU headers are how tarfile can be made to recurse or hoard memory: the runner
+    never writes them, so the first one ends the stream."""
+    records, note = extract_artifacts(_pax(_file("ünïcode.txt", b"x")), tmp_path, OutputCaps())
+    assert records == [] and note is not None and "unsupported header" in note
+    _, note = extract_artifacts(_pax(_file("a", b"x"), pax_headers={"k" * 50: "v"}),
+                                tmp_path / "g", OutputCaps())
+    assert note is not None and "unsupported header" in note
+
+
+def test_a_chain_of_extension_headers_cannot_recurse(tmp_path: Path) -> None:
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type = tarfile.XHDTYPE
+    body = b"16 path=abcdefg\n"
+    header.size = len(body)
+    block = header.tobuf(format=tarfile.USTAR_FORMAT) + body + b"\0" * (512 - len(body))
+    records, note = extract_artifacts(io.BytesIO(block * 5000), tmp_path, OutputCaps())
+    assert records == [] and note is not None
+
+
+def test_a_corrupted_checksum_is_malformed(tmp_path: Path) -> None:
+    raw = bytearray(_tar(_file("a", b"data")).getvalue())
+    raw[0:1] = b"b"  # name changed, checksum not
+    _, note = extract_artifacts(io.BytesIO(bytes(raw)), tmp_path, OutputCaps())
+    assert note is not None and "checksum" in note
+
+
+def test_case_only_twins_keep_the_first(tmp_path: Path) -> None:
+    records, _ = extract_artifacts(_tar(_file("Chart.png", b"1"), _file("chart.png", b"2")),
+                                   tmp_path, OutputCaps())
+    assert [r.rejected for r in records] == [None, "duplicate entry"]

@@ -15,7 +15,7 @@ def test_hardening_is_always_on() -> None:
     assert config["security_opt"] == ["no-new-privileges:true"]
     assert config["read_only"] is True
     assert config["privileged"] is False
-    assert config["init"] is True
+    assert config["init"] is False  # the non-dumpable runner is PID 1, not docker-init
     assert config["tty"] is False
     assert config["user"] == "10001:10001"
     assert config["environment"] == {}
@@ -29,7 +29,9 @@ def test_limits_map_to_engine_settings() -> None:
     assert config["mem_limit"] == config["memswap_limit"] == "256m"
     assert config["nano_cpus"] == 500_000_000
     assert config["pids_limit"] == 64
-    assert config["ulimits"] == [{"Name": "nofile", "Soft": 100, "Hard": 100}]
+    assert config["ulimits"] == [
+        {"Name": "nofile", "Soft": 100, "Hard": 100}, {"Name": "core", "Soft": 0, "Hard": 0},
+    ]
     work = config["tmpfs"]["/work"]
     assert "size=10m" in work and "nr_inodes=99" in work and "noexec" in work
     assert "uid=10001" in work and "mode=0700" in work
@@ -57,3 +59,10 @@ def test_equal_limits_share_a_pool_key() -> None:
     c = PoolKey(image="i", runtime="runsc", limits=Limits(memory_mb=256))
     assert a == b and hash(a) == hash(b)
     assert a != c
+
+
+def test_runsc_gets_room_for_gvisors_own_threads() -> None:
+    key = PoolKey(image="i", runtime="runsc", limits=Limits(pids=64))
+    config = container_config(key, session="s", expires_at=0, idle_timeout_s=1)
+    assert config["pids_limit"] == 1024
+    assert _config(pids=64)["pids_limit"] == 64
