@@ -26,11 +26,13 @@ class _Strict(BaseModel):
 class ArtifactSpec(_Strict):
     path: str = Field(description="file the script must write, relative to its work dir")
     kind: ArtifactKind = "any"
-    min_bytes: int | None = Field(default=None, ge=0)
-    max_bytes: int | None = Field(default=None, ge=1)
-    non_blank: bool = Field(default=False, description="images: pixel variance above a floor")
+    min_bytes: int | None = Field(default=None, ge=0, strict=True)
+    max_bytes: int | None = Field(default=None, ge=1, strict=True)
+    non_blank: bool = Field(default=False, strict=True,
+                            description="images: pixel variance above a floor")
     columns: list[str] | None = Field(default=None, description="csv: header must contain these")
-    min_rows: int | None = Field(default=None, ge=0, description="csv: data rows, header excluded")
+    min_rows: int | None = Field(default=None, ge=0, strict=True,
+                                 description="csv: data rows, header excluded")
     required_keys: list[str] | None = Field(
         default=None, description="json: keys of the top-level object (a.b for nested)"
     )
@@ -68,8 +70,9 @@ class ExecutionContract(_Strict):
     artifacts: list[ArtifactSpec] = Field(default_factory=list)
     stdout_contains: list[str] = Field(default_factory=list)
     network: NetworkPolicy = "none"
-    timeout_s: float = Field(default=30, gt=0, le=3600)
-    memory_mb: int = Field(default=512, ge=32, le=16384)
+    # strict: YAML's `true` or "30" must be an error, not a silent 1 second or 30 seconds.
+    timeout_s: float = Field(default=30, gt=0, le=3600, strict=True, allow_inf_nan=False)
+    memory_mb: int = Field(default=512, ge=32, le=16384, strict=True)
     success_criteria: list[str] = Field(default_factory=list)
 
     @field_validator("artifacts")

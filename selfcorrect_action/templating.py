@@ -7,6 +7,7 @@ where it can be read and reviewed as a whole.
 from __future__ import annotations
 
 import functools
+import re
 
 import jinja2
 
@@ -20,6 +21,15 @@ def tail_lines(text: str, count: int = 20) -> str:
     if len(lines) <= count:
         return "\n".join(lines)
     return f"[... {len(lines) - count} earlier lines ...]\n" + "\n".join(lines[-count:])
+
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def terminal_safe(text: object) -> str:
+    """Control characters shown as '?': script output and file names printed to a terminal
+    must not clear the screen, retitle the window or fake lines (ESC, BEL, CR, NUL...)."""
+    return _CONTROL.sub("?", str(text))
 
 
 @functools.cache
@@ -37,6 +47,7 @@ def environment() -> jinja2.Environment:
         lstrip_blocks=True,
     )
     env.filters["tail_lines"] = tail_lines
+    env.filters["terminal_safe"] = terminal_safe
     env.filters.update(MARKDOWN_FILTERS)  # fenced, md_inline, md_code, md_quote
     return env
 

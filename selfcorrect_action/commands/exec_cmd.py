@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import math
 import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from selfcorrect_action import templating
+from selfcorrect_action.commands.paths import writable_folder
 from selfcorrect_action.contract import ExecutionContract, load_contract
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.evaluation.layers import evaluate
@@ -26,6 +28,7 @@ from selfcorrect_action.sandbox.models import (
 from selfcorrect_action.taxonomy import Verdict
 
 MAX_INPUT_BYTES = 48 * 1024 * 1024
+MAX_TIMEOUT_S = 3600.0
 
 
 def exec_script(
@@ -40,9 +43,12 @@ def exec_script(
 ) -> int:
     contract = load_contract(contract_path) if contract_path else ExecutionContract()
     if timeout_s is not None:
-        if timeout_s <= 0:
-            raise UsageError(f"--timeout must be positive, got {timeout_s}")
+        if not math.isfinite(timeout_s) or not 0 < timeout_s <= MAX_TIMEOUT_S:
+            raise UsageError(f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT_S:g}], "
+                             f"got {timeout_s}")
         contract = contract.model_copy(update={"timeout_s": timeout_s})
+    if artifacts_dir is not None:
+        writable_folder(artifacts_dir, "--artifacts-dir")
     request = build_request(script, inputs, contract, runtime)
     client = engine.connect()
     image = ensure_image(client, progress=_progress_to_stderr)
@@ -81,6 +87,8 @@ def build_request(
 
 
 def _input_file(path: Path, what: str) -> InputFile:
+    if path.is_dir():
+        raise UsageError(f"{what} {path}: is a folder, not a file", hint="name a file")
     if not path.is_file():
         raise UsageError(f"{what} {path}: no such file", hint="check the path")
     size = path.stat().st_size

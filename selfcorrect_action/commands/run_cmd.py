@@ -13,11 +13,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from rich.console import Console
+from rich.markup import escape
 
+from selfcorrect_action.commands.paths import writable_file, writable_folder
 from selfcorrect_action.errors import SpecError, UsageError
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import Deps, utc_now
-from selfcorrect_action.loop.orchestrator import run_loop
+from selfcorrect_action.loop.orchestrator import INTERRUPTED, run_loop
 from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.redact import secrets_from_env
 from selfcorrect_action.report.writer import write_reports
@@ -26,7 +28,7 @@ from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.image import ensure_image
 from selfcorrect_action.sandbox.models import InputFile, Limits, Runtime
 from selfcorrect_action.spec import LoadedSpec, file_problems, load_spec, user_contract_fields
-from selfcorrect_action.templating import render
+from selfcorrect_action.templating import render, terminal_safe
 
 EXIT_FOR_STATUS = {Status.PASSED: 0, Status.EXHAUSTED: 1, Status.STOPPED: 1, Status.ERROR: 3}
 PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "AZURE_API_KEY",
@@ -59,7 +61,9 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str] | None = None) -
     if problems:
         raise SpecError(problems)
     models = resolve_models(loaded, options, environ)
-    out_dir = options.out_dir or Path("out") / options.spec_path.stem
+    out_dir = writable_folder(options.out_dir or Path("out") / options.spec_path.stem, "--out")
+    if options.record is not None:
+        writable_file(options.record, "--record")
     console = Console(stderr=True, highlight=False)
     state = initial_state(loaded, models, options)
     from selfcorrect_action.llm.factory import client_for  # litellm loads on first call only
@@ -78,6 +82,8 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str] | None = None) -
         state = run_loop(state, deps)
         paths = publish(state, loaded, out_dir, Path(scratch), secrets=secrets_from_env(environ))
     _print_outcome(state, paths, console, as_json=options.as_json)
+    if state.stop_reason == INTERRUPTED:
+        raise KeyboardInterrupt
     return EXIT_FOR_STATUS.get(state.status, 3)
 
 
@@ -160,7 +166,9 @@ def _progress(console: Console):  # type: ignore[no-untyped-def]
               "done": "bold"}
 
     def show(step: str, message: str) -> None:
-        console.print(f"[{styles.get(step, 'white')}]{step:>8}[/] {message}", markup=True)
+        # Messages quote script output: no rich markup and no terminal control characters.
+        safe = escape(terminal_safe(message))
+        console.print(f"[{styles.get(step, 'white')}]{step:>8}[/] {safe}", markup=True)
     return show
 
 

@@ -100,6 +100,12 @@ def read_recording(path: Path) -> Recording:
         text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise LLMReplayError(f"cannot read the replay file {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise LLMReplayError(
+            f"{path}:{line}: the replay file is not UTF-8 text (byte {exc.start})",
+            hint="replays are JSON Lines written by --record; re-record it",
+        ) from exc
     lines = text.split("\n")
     if not text.endswith("\n"):
         lines = lines[:-1]  # written without its newline: the run died mid-write

@@ -15,6 +15,7 @@ from selfcorrect_action.loop.state import RunState, Status
 
 # generate → execute → evaluate → reflect once per attempt; this bounds a buggy decision.
 HARD_ATTEMPT_CAP = 40
+INTERRUPTED = "interrupted (Ctrl-C): the attempts so far are kept in this report"
 
 
 def run_loop(state: RunState, deps: Deps) -> RunState:
@@ -33,6 +34,9 @@ def run_loop(state: RunState, deps: Deps) -> RunState:
             state = reflect(evaluate(execute(state, deps), deps))
     except SelfcorrectError as exc:
         state = state.model_copy(update={"status": Status.ERROR, "stop_reason": str(exc)})
+    except KeyboardInterrupt:
+        # The caller writes the reports, then exits 130: tokens spent are not lost.
+        state = state.model_copy(update={"status": Status.ERROR, "stop_reason": INTERRUPTED})
     state = state.model_copy(update={"finished_at": deps.now(), "next_step": None})
     deps.on_event("done", f"{state.status.value}: {state.stop_reason}")
     return state

@@ -128,3 +128,33 @@ def test_open_network_under_a_network_less_runsc_is_refused_clearly(
                          "--runtime", "runsc")
     assert code == 2
     assert "network: open" in err and "--runtime runc" in err
+
+
+@pytest.mark.parametrize("value", ["inf", "nan", "0", "-1", "1e9"])
+def test_impossible_timeouts_are_usage_errors(
+    capsys: pytest.CaptureFixture[str], value: str
+) -> None:
+    code, _, err = _exec(capsys, str(EXAMPLE / "sales_chart.py"), "--timeout", value)
+    assert code == 2 and "--timeout" in err
+
+
+def test_an_unusable_artifacts_dir_is_refused_before_running(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    a_file = tmp_path / "f"
+    a_file.write_text("x")
+    code, _, err = _exec(capsys, str(EXAMPLE / "sales_chart.py"), "--artifacts-dir", str(a_file))
+    assert code == 2 and "not a folder" in err
+
+
+@pytest.mark.usefixtures("sandbox_image")
+def test_control_characters_never_reach_the_terminal(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    script = tmp_path / "esc.py"
+    script.write_text('import sys\nsys.stdout.write("\\x1b]0;pwned\\x07\\x1b[2Jhi")\n'
+                      'open("x\\x1b[31m.txt", "w").write("x")\n')
+    code, out, _ = _exec(capsys, str(script))
+    assert code == 0
+    assert "\x1b" not in out and "\x07" not in out
+    assert "?]0;pwned??[2Jhi" in out

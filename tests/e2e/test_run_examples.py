@@ -99,3 +99,28 @@ def test_a_replay_that_does_not_fit_is_an_error_not_a_crash(
     state = load_run_json((tmp_path / "run.json").read_text())
     assert code in (2, 3) and state.status.value == "error"
     assert "exchange" in state.stop_reason
+
+
+def test_bad_output_places_are_refused_before_any_work(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    replay = ["--replay", "examples/replays/bar_chart.jsonl"]
+    for extra, expected in ((["--out", str(a_file)], "not a folder"),
+                            (["--out", "/proc/nope/out"], "cannot create"),
+                            (["--record", str(tmp_path)], "is a folder"),
+                            (["--record", "/proc/nope/r.jsonl"], "not writable")):
+        code = main(["run", "examples/tasks/bar_chart.yml", *replay, *extra])
+        assert code == 2, extra
+        assert expected in capsys.readouterr().err
+
+
+def test_a_binary_replay_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.chdir(ROOT)
+    junk = tmp_path / "junk.jsonl"
+    junk.write_bytes(b"\xff\xfe\x00garbage\n")
+    code = main(["run", "examples/tasks/bar_chart.yml", "--replay", str(junk)])
+    assert code == 2 and "not UTF-8" in capsys.readouterr().err

@@ -198,3 +198,13 @@ def test_the_same_unusable_answer_twice_is_a_cycle(tmp_path: Path) -> None:
     assert [a.cycle_of for a in final.attempts] == [None, 1, 1]
     assert final.attempts[2].tier == "strong"
     assert final.status is Status.STOPPED
+
+
+def test_an_interrupt_keeps_the_attempts_made(tmp_path: Path) -> None:
+    def interrupted(candidate: str) -> ExecutionResult:
+        raise KeyboardInterrupt
+
+    llm = ScriptedLLM([PLAN, ("generate", code("print(1)"))])
+    final = run_loop(state(), deps(llm, CannedSandbox(interrupted), tmp_path))
+    assert final.status is Status.ERROR and final.stop_reason.startswith("interrupted")
+    assert len(final.attempts) == 1 and final.usage.llm_calls == 2

@@ -1,0 +1,46 @@
+"""Checks of the paths a command will write to, made before any work starts, so a typo in
+--out does not throw away a finished (and paid-for) run. They try for real (create the
+folder, create and remove a probe file): permission bits say nothing to root, and /proc
+or a read-only mount refuse writes whatever the bits say."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from selfcorrect_action.errors import UsageError
+
+
+def writable_folder(path: Path, flag: str) -> Path:
+    """`path` is a folder we can write into; created if missing."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"{flag} {path}: exists and is not a folder",
+                         hint="name a folder (it is created if missing)")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        _probe(path)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: cannot create or write there ({exc.strerror})",
+                         hint="choose a folder you can write to") from exc
+    return path
+
+
+def writable_file(path: Path, flag: str) -> Path:
+    """`path` names a file we can create or overwrite (its folder must exist)."""
+    if path.is_dir():
+        raise UsageError(f"{flag} {path}: is a folder", hint="name a file, e.g. run.jsonl")
+    folder = path.parent
+    try:
+        if not folder.is_dir():
+            raise FileNotFoundError(2, "no such folder")
+        _probe(folder)
+    except OSError as exc:
+        raise UsageError(f"{flag} {path}: not writable: the folder {folder} "
+                         f"({exc.strerror or exc})",
+                         hint="create the folder first, or choose another path") from exc
+    return path
+
+
+def _probe(folder: Path) -> None:
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=".selfcorrect-probe-"):
+        pass
