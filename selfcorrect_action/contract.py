@@ -41,8 +41,10 @@ class ArtifactSpec(_Strict):
     @classmethod
     def _relative_inside_work_dir(cls, value: str) -> str:
         pure = PurePosixPath(value)
-        if not value.strip() or value.endswith("/"):
+        if not value.strip() or value.endswith("/") or str(pure) in (".", ""):
             raise ValueError("must name a file, e.g. chart.png")
+        if any(ord(char) < 32 for char in value):
+            raise ValueError("must not contain control characters")
         if pure.is_absolute() or ".." in pure.parts or "\\" in value:
             raise ValueError("must be a relative path inside the work dir, without '..'")
         return str(pure)

@@ -61,6 +61,8 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str] | None = None) -
     if problems:
         raise SpecError(problems)
     models = resolve_models(loaded, options, environ)
+    if options.replay is not None:
+        check_replay_fits(options.replay, loaded.spec.prompt)
     out_dir = writable_folder(options.out_dir or Path("out") / options.spec_path.stem, "--out")
     if options.record is not None:
         writable_file(options.record, "--record")
@@ -85,6 +87,24 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str] | None = None) -
     if state.stop_reason == INTERRUPTED:
         raise KeyboardInterrupt
     return EXIT_FOR_STATUS.get(state.status, 3)
+
+
+def check_replay_fits(replay: Path, prompt: str) -> None:
+    """A recording made for another task would replay its answers against this one: refuse
+    it up front. The task's prompt is quoted in the recorded plan request."""
+    from selfcorrect_action.llm.recording import read_recording
+
+    recording = read_recording(replay)
+    plan = next((e.request for e in recording.exchanges if e.request.purpose == "plan"), None)
+    if plan is None:
+        return
+    asked = "\n".join(message.content for message in plan.messages)
+    if prompt.strip() not in asked:
+        raise UsageError(
+            f"{replay}: this recording was made for a different task (its plan request does "
+            "not contain this spec's prompt)",
+            hint="replay the recording made for this spec, or re-record it with --record",
+        )
 
 
 def resolve_models(loaded: LoadedSpec, options: RunOptions, environ: Mapping[str, str]

@@ -90,15 +90,19 @@ def test_a_bad_spec_exits_2_with_its_location(
     assert f"{spec}:2:1: kind" in err and f"{spec}:3:" in err
 
 
-def test_a_replay_that_does_not_fit_is_an_error_not_a_crash(
+def test_a_replay_that_runs_out_is_an_error_not_a_crash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.chdir(ROOT)
-    code = main(["run", "examples/tasks/two_sum.yml", "--replay",
-                 "examples/replays/csv_report.jsonl", "--out", str(tmp_path)])
-    state = load_run_json((tmp_path / "run.json").read_text())
-    assert code in (2, 3) and state.status.value == "error"
+    short = tmp_path / "short.jsonl"
+    lines = (ROOT / "examples/replays/bar_chart.jsonl").read_text().splitlines(keepends=True)
+    short.write_text("".join(lines[:3]))  # header, plan, first generation: no repair
+    code = main(["run", "examples/tasks/bar_chart.yml", "--replay", str(short),
+                 "--out", str(tmp_path / "out")])
+    state = load_run_json((tmp_path / "out" / "run.json").read_text())
+    assert code == 3 and state.status.value == "error"
     assert "exchange" in state.stop_reason
+    assert len(state.attempts) == 1  # the attempt that ran is kept
 
 
 def test_bad_output_places_are_refused_before_any_work(
@@ -124,3 +128,12 @@ def test_a_binary_replay_is_a_usage_error(tmp_path: Path, monkeypatch: pytest.Mo
     junk.write_bytes(b"\xff\xfe\x00garbage\n")
     code = main(["run", "examples/tasks/bar_chart.yml", "--replay", str(junk)])
     assert code == 2 and "not UTF-8" in capsys.readouterr().err
+
+
+def test_a_recording_of_another_task_is_refused(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(ROOT)
+    code = main(["run", "examples/tasks/bar_chart.yml", "--replay",
+                 "examples/replays/two_sum.jsonl"])
+    assert code == 2 and "different task" in capsys.readouterr().err
