@@ -20,8 +20,9 @@ from selfcorrect_action.evaluation import checks
 from selfcorrect_action.evaluation.sniff import describe, read_head, sniff
 from selfcorrect_action.taxonomy import Check
 
-JSON_MAX_BYTES = 16 * 1024 * 1024
-SVG_MAX_BYTES = 16 * 1024 * 1024
+# Parsed in memory: a pathological 16 MB document costs hundreds of MB, so keep these small.
+JSON_MAX_BYTES = 8 * 1024 * 1024
+SVG_MAX_BYTES = 4 * 1024 * 1024
 TXT_CHUNK_BYTES = 64 * 1024
 
 _ENTITY = re.compile(rb"<!ENTITY", re.IGNORECASE)
