@@ -221,6 +221,8 @@ def _pump(child: subprocess.Popen, captures: dict, deadline: float) -> bool:
     while open_fds or child.returncode is None:
         now = time.monotonic()
         _reap(child)
+        if child.returncode is not None and not open_fds:
+            break  # the usual end: the script exited and its output is drained
         if child.returncode is not None and exited_at is None:
             exited_at = now
         if exited_at is not None and now - exited_at > DRAIN_GRACE_S:
