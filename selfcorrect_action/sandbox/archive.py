@@ -9,20 +9,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path, PurePosixPath
-from typing import Protocol
-
 from selfcorrect_action.sandbox.models import ArtifactRecord, OutputCaps
-from selfcorrect_action.sandbox.ustar import Member, UstarError, UstarReader
+from selfcorrect_action.sandbox.ustar import Member, Readable, UstarError, UstarReader
 
 # Tar headers, padding and end-of-archive blocks on top of the file bytes themselves.
 _OVERHEAD_PER_MEMBER = 3 * 512
 _OVERHEAD_FIXED = 64 * 1024
 # Rejected entries (links, fifos, oversized files) listed beyond the file cap.
 _MAX_REJECTED_MEMBERS = 100
-
-
-class Readable(Protocol):
-    def read(self, size: int = -1) -> bytes: ...
 
 
 class _Budget:
