@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path, PurePosixPath
+
 from selfcorrect_action.sandbox.models import ArtifactRecord, OutputCaps
 from selfcorrect_action.sandbox.ustar import Member, Readable, UstarError, UstarReader
 
