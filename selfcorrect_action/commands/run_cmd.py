@@ -73,7 +73,8 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str] | None = None) -
     api_base = options.api_base or environ.get("SELFCORRECT_API_BASE") or None
     llm = client_for(models, replay=options.replay, record=options.record, api_base=api_base)
     client = engine.connect(environ)
-    image = ensure_image(client, progress=lambda line: console.print(line, style="dim"))
+    image = ensure_image(client, progress=lambda line: console.print(
+        terminal_safe(line), style="dim", markup=False))
     with tempfile.TemporaryDirectory(prefix="selfcorrect-run-") as scratch, \
             Sandbox(client, image, pool_size=1) as sandbox:
         contract = loaded.spec.contract
