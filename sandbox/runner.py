@@ -7,10 +7,14 @@ is refused on the latter and may land underneath the former), so files travel ov
 stream instead; that also lets a pre-started container wait here until it is used.
 
 Wire format (all on the container's stdin/stdout, no TTY):
-  request:  b"SELFCORRECT-REQ 1 <header_len> <tar_len>\n" + header JSON + tar of inputs
+  request:  b"SELFCORRECT-REQ 2 <header_len> <data_len>\n" + header JSON + the input files'
+            bytes back to back, in the order and sizes the header's "files" list gives
   response: b"STARTED\n"                       right before the command starts
             b"RESULT <nonce> <json_len>\n" + JSON  once the command and its children are gone
-            tar stream of the artifacts        until EOF
+            plain ustar stream of the artifacts until EOF
+
+It imports no tarfile, hashlib or io: under gVisor every stdlib import costs file-system
+round trips, and this start-up is on the critical path of a cold execution.
 
 We run as PID 1 (no docker-init): a dumpable init running as the script's uid could be
 ptraced and taken over by the script, while PID 1 cannot be killed from inside and we make
@@ -24,15 +28,12 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
-import hashlib
-import io
 import json
 import os
 import select
 import signal
 import subprocess
 import sys
-import tarfile
 import time
 
 WORK_DIR = "/work"
@@ -60,7 +61,7 @@ def main() -> int:
     header, payload = _read_request(stdin, idle_timeout)
     if header is None:
         return 0
-    inputs = _place_inputs(payload)
+    inputs = _place_inputs(header, payload)
     oom_before = _oom_kills()
     stdout.write(b"STARTED\n")
     stdout.flush()
@@ -106,7 +107,7 @@ def _read_request(stdin, idle_timeout: float):
         return None, b""
     line = stdin.readline(256)
     parts = line.split()
-    if len(parts) != 4 or parts[0] != b"SELFCORRECT-REQ" or parts[1] != b"1":
+    if len(parts) != 4 or parts[0] != b"SELFCORRECT-REQ" or parts[1] != b"2":
         return None, b""
     header = json.loads(_read_exact(stdin, int(parts[2])))
     return header, _read_exact(stdin, int(parts[3]))
@@ -123,23 +124,23 @@ def _read_exact(stream, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _place_inputs(payload: bytes) -> dict[str, tuple[int, str]]:
-    """Unpack the inputs (written by our client, still checked) and remember their sizes and
-    hashes so unchanged inputs are not sent back as artifacts."""
-    hashes = {}
-    with tarfile.open(fileobj=io.BytesIO(payload), mode="r:") as archive:
-        for member in archive.getmembers():
-            name = os.path.normpath(member.name)
-            if not member.isfile() or name.startswith(("/", "..")):
-                continue
-            target = os.path.join(WORK_DIR, name)
-            os.makedirs(os.path.dirname(target), exist_ok=True)
-            data = archive.extractfile(member).read()
-            with open(target, "wb") as handle:
-                handle.write(data)
-            os.chmod(target, member.mode & 0o755)
-            hashes[name] = (len(data), hashlib.sha256(data).hexdigest())
-    return hashes
+def _place_inputs(header: dict, payload: bytes) -> dict[str, bytes]:
+    """Write the inputs (sent by our client, still checked) and keep their bytes, so
+    unchanged inputs are not sent back as artifacts."""
+    placed, offset = {}, 0
+    for item in header.get("files", []):
+        data = payload[offset : offset + item["size"]]
+        offset += item["size"]
+        name = os.path.normpath(item["path"])
+        if name.startswith(("/", "..")):
+            continue
+        target = os.path.join(WORK_DIR, name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "wb") as handle:
+            handle.write(data)
+        os.chmod(target, item["mode"] & 0o755)
+        placed[name] = data
+    return placed
 
 
 class _Capture:
@@ -281,7 +282,7 @@ def _oom_kills() -> int | None:
     return None
 
 
-def _select_artifacts(caps: dict, inputs: dict[str, tuple[int, str]]):
+def _select_artifacts(caps: dict, inputs: dict[str, bytes]):
     """Regular files of the work dir (links never followed), within the caps. What is left
     out is reported with the reason, so the contract check can say why."""
     members, rejected, total, left_out = [], [], 0, 0
@@ -302,7 +303,7 @@ def _select_artifacts(caps: dict, inputs: dict[str, tuple[int, str]]):
     return members, rejected, left_out
 
 
-def _rejection(entry, rel: str, caps: dict, inputs: dict[str, tuple[int, str]], count: int,
+def _rejection(entry, rel: str, caps: dict, inputs: dict[str, bytes], count: int,
                total: int):
     size = entry.stat(follow_symlinks=False).st_size
     if rel.endswith("/"):  # a folder _walk would not descend into
@@ -314,7 +315,7 @@ def _rejection(entry, rel: str, caps: dict, inputs: dict[str, tuple[int, str]], 
     if not entry.is_file(follow_symlinks=False):
         return "not a regular file", 0
     # Size first: a script that grows an input to a terabyte (sparse) must not make us hash it.
-    if rel in inputs and size == inputs[rel][0] and _sha256(entry.path) == inputs[rel][1]:
+    if rel in inputs and size == len(inputs[rel]) and _same_content(entry.path, inputs[rel]):
         return "unchanged input", size
     if count >= caps["artifact_max_files"]:
         return "too many files", size
@@ -349,23 +350,34 @@ def _valid_name(rel: str) -> bool:
     """UTF-8, and storable in a plain ustar header (100-byte name + 155-byte prefix split at
     a slash): anything else could not be transferred and would vanish silently."""
     try:
-        tarfile.TarInfo(rel).tobuf(format=tarfile.USTAR_FORMAT, encoding="utf-8",
-                                   errors="strict")
-    except (ValueError, UnicodeError):  # undecodable bytes arrive as surrogates
+        encoded = rel.encode("utf-8")
+    except UnicodeError:  # undecodable bytes arrive as surrogates
         return False
-    return len(rel) <= MAX_NAME_CHARS
+    return len(rel) <= MAX_NAME_CHARS and _ustar_split(encoded) is not None
+
+
+def _ustar_split(name: bytes):
+    """(prefix, name) fields for a ustar header, or None when the name cannot fit."""
+    if len(name) <= 100:
+        return b"", name
+    for cut in range(min(len(name) - 1, 155), 0, -1):
+        if name[cut] == 0x2F and len(name) - cut - 1 <= 100:
+            return name[:cut], name[cut + 1 :]
+    return None
 
 
 def _printable(rel: str) -> str:
     return rel.encode("utf-8", "surrogateescape").decode("utf-8", "replace")[:MAX_NAME_CHARS]
 
 
-def _sha256(path: str) -> str:
-    digest = hashlib.sha256()
+def _same_content(path: str, data: bytes) -> bool:
+    view, offset = memoryview(data), 0
     with open(path, "rb", opener=_nofollow) as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        while block := handle.read(1 << 20):
+            if view[offset : offset + len(block)] != block:
+                return False
+            offset += len(block)
+    return offset == len(data)
 
 
 def _nofollow(path: str, flags: int) -> int:
@@ -373,17 +385,37 @@ def _nofollow(path: str, flags: int) -> int:
 
 
 def _write_tar(stream, members) -> None:
-    # Plain ustar: no pax or GNU extension headers, which the client refuses to parse.
-    with tarfile.open(fileobj=stream, mode="w|", format=tarfile.USTAR_FORMAT) as archive:
-        for rel, path in members:
-            try:
-                with open(path, "rb", opener=_nofollow) as handle:
-                    st = os.fstat(handle.fileno())
-                    info = tarfile.TarInfo(rel)
-                    info.size, info.mode, info.mtime = st.st_size, 0o644, int(st.st_mtime)
-                    archive.addfile(info, handle)
-            except (OSError, ValueError):
-                continue
+    """A plain ustar archive: no pax or GNU extension headers, which the client refuses."""
+    for rel, path in members:
+        try:
+            with open(path, "rb", opener=_nofollow) as handle:
+                st = os.fstat(handle.fileno())
+                stream.write(_ustar_header(rel, st.st_size, int(st.st_mtime)))
+                left = st.st_size
+                while left > 0:
+                    block = handle.read(min(left, 1 << 20)) or b"\0" * min(left, 1 << 20)
+                    stream.write(block)
+                    left -= len(block)
+                stream.write(b"\0" * (-st.st_size % 512))
+        except OSError:
+            continue
+    stream.write(b"\0" * 1024)
+
+
+def _ustar_header(rel: str, size: int, mtime: int) -> bytes:
+    prefix, name = _ustar_split(rel.encode("utf-8"))
+    header = bytearray(512)
+    header[0 : len(name)] = name
+    header[100:108] = b"0000644\0"
+    header[108:116] = header[116:124] = b"0000000\0"
+    header[124:136] = b"%011o\0" % size
+    header[136:148] = b"%011o\0" % mtime
+    header[148:156] = b" " * 8
+    header[156:157] = b"0"
+    header[257:265] = b"ustar\x0000"
+    header[345 : 345 + len(prefix)] = prefix
+    header[148:156] = b"%06o\0 " % sum(header)
+    return bytes(header)
 
 
 if __name__ == "__main__":
