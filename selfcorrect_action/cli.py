@@ -7,6 +7,7 @@ or bad input file, 3 sandbox or infrastructure unavailable, 130 interrupted.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -137,6 +138,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return handler(args)
     except SelfcorrectError as exc:
         print(f"selfcorrect: error: {exc}", file=sys.stderr)
+        if getattr(args, "json", False):
+            # A caller parsing stdout gets an answer too, not an empty stream.
+            print(json.dumps({"error": exc.message, "hint": exc.hint,
+                              "exit_code": exc.exit_code}))
         return exc.exit_code
     except KeyboardInterrupt:
         print("selfcorrect: interrupted", file=sys.stderr)

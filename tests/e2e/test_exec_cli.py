@@ -158,3 +158,13 @@ def test_control_characters_never_reach_the_terminal(
     assert code == 0
     assert "\x1b" not in out and "\x07" not in out
     assert "?]0;pwned??[2Jhi" in out
+
+
+def test_json_mode_reports_errors_on_stdout_too(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DOCKER_HOST", f"unix://{tmp_path}/no-docker.sock")
+    code, out, _ = _exec(capsys, str(EXAMPLE / "sales_chart.py"), "--json")
+    assert code == 3
+    report = json.loads(out)
+    assert report["exit_code"] == 3 and "no Docker engine answers" in report["error"]
