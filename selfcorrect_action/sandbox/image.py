@@ -8,12 +8,14 @@ the Docker calls are the thin part at the bottom, and docker exceptions stop the
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import re
 import tarfile
 import tempfile
 from collections import deque
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
@@ -166,9 +168,37 @@ def ensure_image(
     wanted = context_hash(root)
     existing_id, existing_hash = _existing(client, tag)
     decision = decide(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=force)
-    progress(NOTE + decision.reason)
     if not decision.build:
+        progress(NOTE + decision.reason)
         return tag
+    with _build_lock(tag):
+        # Another run on this machine may have built it while we waited for the lock.
+        existing_id, existing_hash = _existing(client, tag)
+        decision = decide(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=force)
+        progress(NOTE + decision.reason)
+        if not decision.build:
+            return tag
+        return _build_and_replace(client, root, tag, wanted, existing_id, force=force,
+                                  progress=progress)
+
+
+@contextlib.contextmanager
+def _build_lock(tag: str) -> Iterator[None]:
+    """One build per tag at a time on this machine: parallel runs after a change to sandbox/
+    would otherwise all build the same image at once."""
+    name = "selfcorrect-build-" + re.sub(r"[^A-Za-z0-9_.-]", "_", tag) + ".lock"
+    with open(Path(tempfile.gettempdir()) / name, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _build_and_replace(
+    client: docker.DockerClient, root: Path, tag: str, wanted: str, existing_id: str | None,
+    *, force: bool, progress: Progress,
+) -> str:
     ensure_base(client, progress=progress)
     new_id = _build(client, root, tag=tag, wanted_hash=wanted, nocache=force, progress=progress)
     if existing_id and existing_id != new_id:

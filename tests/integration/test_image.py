@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -168,3 +169,25 @@ def test_a_root_filesystem_streams_into_the_engine(
     image = docker_client.images.get(scratch_tag)
     assert image.attrs["Config"]["Cmd"] == ["bash"]
     assert image.attrs["Size"] > 0
+
+
+def test_parallel_runs_build_a_stale_image_once(
+    docker_client: docker.DockerClient, sandbox_image: str, scratch_tag: str, tmp_path: Path
+) -> None:
+    context = Path(shutil.copytree(sandbox_context(), tmp_path / "sandbox"))
+    with (context / "runner.py").open("a") as runner:
+        runner.write("# built by one of two parallel runs\n")
+    logs: list[list[str]] = [[], []]
+    threads = [
+        threading.Thread(target=ensure_image, args=(docker_client,),
+                         kwargs={"context": context, "tag": scratch_tag,
+                                 "progress": logs[i].append})
+        for i in range(2)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    built = [log for log in logs if any(line == NOTE + f"built {scratch_tag}" for line in log)]
+    assert len(built) == 1, logs
+    assert docker_client.images.get(scratch_tag).labels[HASH_LABEL] == context_hash(context)
