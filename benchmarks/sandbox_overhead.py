@@ -78,7 +78,7 @@ def row(name: str, samples: list[float], floor: float | None) -> str:
     p50 = statistics.median(samples)
     p95 = sorted(samples)[max(0, int(len(samples) * 0.95) - 1)]
     ratio = f"{p50 / floor:6.1f}x" if floor else "   1.0x"
-    extra = f"  (+{p50 - floor:.0f} ms)" if floor else ""
+    extra = f"  ({p50 - floor:+.0f} ms)" if floor else ""
     return f"{name:<34} {p50:8.0f} {p95:8.0f}  {ratio}{extra}"
 
 

@@ -1,4 +1,4 @@
-"""Runs inside the sandbox container as its main process (under docker's init).
+"""Runs inside the sandbox container as its main process (PID 1, no docker-init).
 
 It waits for one request on stdin, places the files in the work dir, runs the command with
 bounded output capture, then reports on stdout and streams the artifacts back as a tar.
@@ -13,30 +13,34 @@ Wire format (all on the container's stdin/stdout, no TTY):
             b"RESULT <nonce> <json_len>\n" + JSON  once the command and its children are gone
             plain ustar stream of the artifacts until EOF
 
-It imports no tarfile, hashlib or io: under gVisor every stdlib import costs file-system
-round trips, and this start-up is on the critical path of a cold execution.
+Its start-up is on the critical path of a cold execution, and under gVisor every stdlib
+module imported costs file-system round trips: so it imports only built-in modules and the C
+half of json (no json, subprocess, ctypes, contextlib, tarfile, hashlib or io), and the
+script is started with posix_spawn. With the font cache seeded here instead of in a site
+hook of every interpreter, a cold execution under runsc got about 130 ms faster.
 
 We run as PID 1 (no docker-init): a dumpable init running as the script's uid could be
-ptraced and taken over by the script, while PID 1 cannot be killed from inside and we make
-ourselves non-dumpable so the script cannot open our stdout through /proc. As PID 1 we reap
-every orphan. gVisor does not honour non-dumpability, so the result line also carries the
+ptraced and taken over by the script, while PID 1 cannot be killed from inside (under runc).
+Under runc we are non-dumpable, so the script can neither trace us nor open our stdout
+through /proc: the container starts us with an execute-only copy of the interpreter, and the
+kernel makes a process that execs a binary it may not read non-dumpable. gVisor cannot load
+an execute-only binary and does not honour non-dumpability for /proc/<pid>/fd; there its
+Yama ptrace_scope 1 refuses tracing and our memory, and the result line carries the
 client's one-time nonce, which the script never sees: anything it writes into our channel
-is detected as tampering instead of being read as a result.
+is detected as tampering instead of being read as a result. As PID 1 we reap every orphan.
 """
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import json
+import _json
 import os
 import select
 import signal
-import subprocess
 import sys
 import time
 
 WORK_DIR = "/work"
+BAKED_FONT_CACHE = "/opt/selfcorrect/matplotlib"
 # A script can leave a million files behind: look at this many at most, and name at most
 # MAX_REJECTED of those left out (the rest are counted), so our report stays small.
 MAX_SCANNED = 20000
@@ -46,22 +50,28 @@ MAX_NAME_CHARS = 512
 # After the deadline (or once the script is gone and the grace has passed) we wait at most
 # this long for the killed processes to disappear before reporting anyway.
 REAP_WAIT_S = 2.0
-PR_SET_DUMPABLE = 4
+# Python ignores these at start-up and an ignored signal stays ignored across exec: the
+# script gets them back at their defaults (as subprocess's restore_signals does).
+RESTORED_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
 # Grandchildren may keep the output pipes open after the script exits; give them this long
 # to flush before everything left is killed.
 DRAIN_GRACE_S = 0.05
 
 
 def main() -> int:
-    _make_undumpable()
     _survive_signals()
+    os.chdir(WORK_DIR)  # the script's working dir: posix_spawn has no cwd argument
     idle_timeout = float(sys.argv[1]) if len(sys.argv) > 1 else 600.0
     stdin = sys.stdin.buffer
     stdout = sys.stdout.buffer
+    # While a pooled container waits for its request, so no execution waits for this.
+    _seed_font_cache(os.environ.get("MPLCONFIGDIR"))
     header, payload = _read_request(stdin, idle_timeout)
     if header is None:
         return 0
     inputs = _place_inputs(header, payload)
+    if "MPLCONFIGDIR" in header.get("env", {}):
+        _seed_font_cache(header["env"]["MPLCONFIGDIR"])
     oom_before = _oom_kills()
     stdout.write(b"STARTED\n")
     stdout.flush()
@@ -74,7 +84,7 @@ def main() -> int:
     members, rejected, left_out = _select_artifacts(header["caps"], inputs)
     report["rejected"] = rejected
     report["unlisted"] = left_out
-    body = json.dumps(report, ensure_ascii=False).encode("utf-8", "replace")
+    body = _to_json(report).encode("utf-8", "replace")
     nonce = header["nonce"].encode()
     stdout.write(b"RESULT %s %d\n" % (nonce, len(body)) + body)
     stdout.flush()
@@ -96,9 +106,65 @@ def _ignore(number, frame) -> None:
     return None
 
 
-def _make_undumpable() -> None:
-    with contextlib.suppress(OSError, AttributeError):
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_DUMPABLE, 0, 0, 0, 0)
+class _JsonContext:
+    """What the C scanner of the json package reads from its decoder: the defaults."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = float
+
+
+def _from_json(text: str):
+    value, end = _json.make_scanner(_JsonContext())(text, 0)
+    if text[end:].strip():
+        raise ValueError("runner: trailing data after the request header")
+    return value
+
+
+def _to_json(value) -> str:
+    """JSON for the report's plain values, with non-ASCII kept as is (the json package's
+    dumps(ensure_ascii=False) without importing it)."""
+    if isinstance(value, str):
+        return _json.encode_basestring(value)
+    if value is None or value is True or value is False:
+        return {None: "null", True: "true", False: "false"}[value]
+    if isinstance(value, int):
+        return int.__repr__(value)
+    if isinstance(value, float):
+        return float.__repr__(value) if value - value == 0 else "null"
+    if isinstance(value, dict):
+        return "{" + ", ".join(
+            f"{_json.encode_basestring(str(k))}: {_to_json(v)}" for k, v in value.items()
+        ) + "}"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_to_json(item) for item in value) + "]"
+    raise TypeError(f"runner: cannot report a {type(value).__name__}")
+
+
+def _seed_font_cache(target_dir: str | None, baked_dir: str = BAKED_FONT_CACHE) -> None:
+    """Copy matplotlib's font list, built when the image was, into its cache dir. That dir is
+    on a tmpfs that starts empty in every container (the root is read-only), and without
+    the copy every script importing matplotlib would rebuild the list by parsing every font
+    file: about 0.2 s under runc and 0.9 s under gVisor. Never raises: without a seed,
+    matplotlib builds its own."""
+    if not target_dir:
+        return
+    try:
+        for name in os.listdir(baked_dir):
+            target = os.path.join(target_dir, name)
+            if not name.startswith("fontlist-") or os.path.exists(target):
+                continue
+            os.makedirs(target_dir, mode=0o700, exist_ok=True)
+            # Written aside and renamed: a matplotlib import never reads half a file.
+            partial = f"{target}.{os.getpid()}.partial"
+            with open(os.path.join(baked_dir, name), "rb") as src, open(partial, "wb") as dst:
+                dst.write(src.read())
+            os.replace(partial, target)
+    except OSError:
+        return
 
 
 def _read_request(stdin, idle_timeout: float):
@@ -109,7 +175,7 @@ def _read_request(stdin, idle_timeout: float):
     parts = line.split()
     if len(parts) != 4 or parts[0] != b"SELFCORRECT-REQ" or parts[1] != b"2":
         return None, b""
-    header = json.loads(_read_exact(stdin, int(parts[2])))
+    header = _from_json(_read_exact(stdin, int(parts[2])).decode("utf-8"))
     return header, _read_exact(stdin, int(parts[3]))
 
 
@@ -171,6 +237,15 @@ class _Capture:
         return {"text": text, "total_bytes": self.total, "truncated": omitted > 0}
 
 
+class _Child:
+    """The script's process: its pid and, once reaped, its exit status (as Popen's
+    returncode: negative for a signal)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+
+
 def _run(header: dict) -> dict:
     caps = header["caps"]
     env = dict(os.environ)
@@ -178,25 +253,20 @@ def _run(header: dict) -> dict:
     deadline = time.monotonic() + float(header["deadline_s"])
     started = time.monotonic()
     try:
-        child = subprocess.Popen(
-            header["argv"], cwd=WORK_DIR, env=env, stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
-            preexec_fn=_prefer_for_oom_kill,
-        )
-    except OSError as exc:
+        child, out_fd, err_fd = _spawn(header["argv"], env)
+    except (OSError, ValueError) as exc:
         return {"exit_code": 127, "signal": None, "duration_ms": 0, "inner_timeout": False,
                 "stdout": _Capture(0, 0).as_dict(),
                 "stderr": {"text": f"cannot start {header['argv'][0]}: {exc}\n",
                            "total_bytes": 0, "truncated": False}}
     out = _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
     err = _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
-    inner_timeout = _pump(child, {child.stdout.fileno(): out, child.stderr.fileno(): err},
-                          deadline)
+    inner_timeout = _pump(child, {out_fd: out, err_fd: err}, deadline)
     duration_ms = int((time.monotonic() - started) * 1000)
     code = child.returncode if child.returncode is not None else -signal.SIGKILL
     return {
-        "exit_code": code if code is not None and code >= 0 else None,
-        "signal": -code if code is not None and code < 0 else None,
+        "exit_code": code if code >= 0 else None,
+        "signal": -code if code < 0 else None,
         "duration_ms": duration_ms,
         "inner_timeout": inner_timeout,
         "stdout": out.as_dict(),
@@ -204,14 +274,58 @@ def _run(header: dict) -> dict:
     }
 
 
-def _prefer_for_oom_kill() -> None:
+def _spawn(argv: list[str], env: dict[str, str]) -> tuple[_Child, int, int]:
+    """Start the script in its own session, stdin from /dev/null, stdout and stderr into
+    pipes we read. posix_spawn rather than subprocess, whose import alone is a noticeable
+    part of a cold start under gVisor. Our own descriptors are all close-on-exec (Python's
+    default), so the script inherits only 0, 1 and 2."""
+    program = _find_program(argv[0], env.get("PATH", os.defpath))
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    try:
+        pid = os.posix_spawn(
+            program, argv, env,
+            file_actions=[(os.POSIX_SPAWN_OPEN, 0, "/dev/null", os.O_RDONLY, 0),
+                          (os.POSIX_SPAWN_DUP2, out_write, 1),
+                          (os.POSIX_SPAWN_DUP2, err_write, 2)],
+            setsid=True, setsigdef=RESTORED_SIGNALS,
+        )
+    except BaseException:
+        os.close(out_read)
+        os.close(err_read)
+        raise
+    finally:
+        os.close(out_write)
+        os.close(err_write)
+    _prefer_for_oom_kill(pid)
+    return _Child(pid), out_read, err_read
+
+
+def _find_program(name: str, search_path: str) -> str:
+    """The executable for argv[0], looked up in the script's PATH (not ours), as exec does."""
+    if "/" in name:
+        return name
+    for folder in search_path.split(os.pathsep):
+        candidate = os.path.join(folder or ".", name)
+        if os.path.isfile(candidate) and os.access(candidate, os.X_OK):
+            return candidate
+    raise FileNotFoundError(2, "No such file or directory in PATH", name)
+
+
+def _prefer_for_oom_kill(pid: int) -> None:
     """Make the script (and what it forks) the OOM killer's first choice, so we survive a
-    memory bomb to report its output. Raising one's own score needs no privilege."""
-    with contextlib.suppress(OSError), open("/proc/self/oom_score_adj", "w") as handle:
-        handle.write("1000")
+    memory bomb to report its output. Written right after the spawn: the script has only
+    just exec'd its interpreter, long before it can fork. (Ours is out of reach: the
+    /proc/self files of a non-dumpable process belong to root.) Raising a score needs no
+    privilege."""
+    try:
+        with open(f"/proc/{pid}/oom_score_adj", "w") as handle:
+            handle.write("1000")
+    except OSError:
+        return
 
 
-def _pump(child: subprocess.Popen, captures: dict, deadline: float) -> bool:
+def _pump(child: _Child, captures: dict, deadline: float) -> bool:
     """Copy both pipes into their captures until the child is gone and the pipes are closed
     (or the grace after its exit runs out). True when the inner deadline struck first.
     Every wait is bounded: a script that closes its output and sleeps still meets the
@@ -244,12 +358,14 @@ def _pump(child: subprocess.Popen, captures: dict, deadline: float) -> bool:
             else:
                 open_fds.discard(fd)
     _reap(child)
+    for fd in captures:
+        os.close(fd)
     return timed_out
 
 
-def _reap(child: subprocess.Popen) -> None:
+def _reap(child: _Child) -> None:
     """As PID 1, collect every finished process (orphans included), noting the child's
-    status for Popen so it never waits on a pid we already reaped."""
+    status when it is among them."""
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -263,9 +379,11 @@ def _reap(child: subprocess.Popen) -> None:
 
 def _kill_everything_else() -> None:
     """SIGKILL every process we may signal: the script, its children, and anything that
-    called setsid to escape its process group. Spares init (pid 1) and ourselves."""
-    with contextlib.suppress(ProcessLookupError):
+    called setsid to escape its process group. Spares ourselves (PID 1)."""
+    try:
         os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        return
 
 
 def _oom_kills() -> int | None:

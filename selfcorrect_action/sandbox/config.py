@@ -13,6 +13,11 @@ LABEL = "org.selfcorrect.sandbox"
 LABEL_EXPIRES = "org.selfcorrect.expires"
 LABEL_SESSION = "org.selfcorrect.session"
 RUNNER_PATH = "/opt/selfcorrect/runner.py"
+# An execute-only copy of python3 (see sandbox/Dockerfile): exec'ing it leaves the runner
+# non-dumpable, out of the script's reach through ptrace and /proc. gVisor's loader reads
+# the binary as the user, so it cannot start an execute-only one; there the ordinary python3
+# runs the runner, and gVisor's Yama ptrace_scope 1 keeps the script from tracing it.
+RUNNER_PYTHON = {"runc": "/usr/bin/selfcorrect-python", "runsc": "python3"}
 RUNSC_MIN_PIDS = 1024
 
 
@@ -36,7 +41,7 @@ def container_config(
         "image": key.image,
         # -I: the runner ignores PYTHON* variables and the user site, whatever the image says;
         # -S: it needs only the standard library, so it skips site-packages' start-up hooks.
-        "command": ["python3", "-I", "-S", RUNNER_PATH, str(idle_timeout_s)],
+        "command": [RUNNER_PYTHON[key.runtime], "-I", "-S", RUNNER_PATH, str(idle_timeout_s)],
         "user": uid,
         "working_dir": WORK_DIR,
         "hostname": "sandbox",

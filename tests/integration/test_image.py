@@ -19,6 +19,7 @@ from selfcorrect_action import __version__
 from selfcorrect_action.resources import sandbox_context
 from selfcorrect_action.sandbox.base_image import import_rootfs
 from selfcorrect_action.sandbox.build_support import NOTE
+from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.image import (
     HASH_LABEL,
     VERSION_LABEL,
@@ -27,6 +28,7 @@ from selfcorrect_action.sandbox.image import (
     image_status,
     image_tag,
 )
+from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
 
 pytestmark = pytest.mark.docker
 
@@ -138,14 +140,21 @@ print(sorted(os.listdir(".")))
 
 
 def test_matplotlib_uses_the_baked_font_cache(
-    docker_client: docker.DockerClient, sandbox_image: str, runtime: str
+    sandbox: Sandbox, runtime: str, tmp_path: Path
 ) -> None:
+    """The runner seeds the empty tmpfs cache dir before the script starts."""
     code = (
-        "import logging, time; logging.basicConfig(level=logging.DEBUG); t = time.monotonic()\n"
-        "import matplotlib.pyplot\n"
-        "print(f'import took {time.monotonic() - t:.2f} s')"
+        b"import logging, time; logging.basicConfig(level=logging.DEBUG); t = time.monotonic()\n"
+        b"import matplotlib.pyplot\n"
+        b"print(f'import took {time.monotonic() - t:.2f} s')\n"
     )
-    out = _python(docker_client, sandbox_image, code, runtime=runtime)
+    result = sandbox.run(
+        ExecutionRequest(argv=["python3", "s.py"], files=[InputFile(path="s.py", data=code)],
+                         runtime=runtime),  # type: ignore[arg-type]
+        tmp_path / "artifacts",
+    )
+    out = result.stderr.text
+    assert result.exit_code == 0, out
     assert "Using fontManager instance from /tmp/matplotlib/fontlist-v" in out, out
     assert "generated new fontManager" not in out
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 
 import pytest
 
@@ -276,3 +277,47 @@ def test_signals_to_the_runner_do_not_end_the_run(run_script) -> None:
     )
     assert result.sandbox_note is None, result.sandbox_note
     assert result.exit_code == 0 and "still here" in result.stdout.text
+
+
+def test_the_script_starts_clean_and_is_the_oom_killers_first_choice(run_script) -> None:
+    """The runner spawns the script in its own session with stdin from /dev/null, none of
+    the runner's descriptors, and the highest OOM score (inherited by its children), while
+    the runner keeps its own: a memory bomb kills the script, not the reporter."""
+    result = run_script(
+        """
+import json, os, subprocess
+child = subprocess.run(["python3", "-c", "print(open('/proc/self/oom_score_adj').read())"],
+                       capture_output=True, text=True).stdout.strip()
+print(json.dumps({
+    "own_session": os.getsid(0) == os.getpid(),
+    "stdin": os.readlink("/proc/self/fd/0"),
+    "fds": sorted(int(fd) for fd in os.listdir("/proc/self/fd")),
+    "oom_score_adj": open("/proc/self/oom_score_adj").read().strip(),
+    "child_oom_score_adj": child,
+    "runner_oom_score_adj": open("/proc/1/oom_score_adj").read().strip(),
+}))
+"""
+    )
+    facts = _verdicts(result)
+    assert facts["own_session"] is True and facts["stdin"] == "/dev/null"
+    assert facts["fds"][:3] == [0, 1, 2] and len(facts["fds"]) <= 4, facts  # + listdir's own
+    assert facts["oom_score_adj"] == facts["child_oom_score_adj"] == "1000"
+    assert facts["runner_oom_score_adj"] != "1000"
+
+
+def test_the_script_gets_default_signal_dispositions(sandbox, runtime: str, tmp_path) -> None:
+    """The runner ignores or catches signals to survive the script; none of that may reach
+    the script, which is not always Python: each shell here sends itself a signal and must
+    die of it (gVisor's /proc has no SigIgn line to read instead)."""
+    from selfcorrect_action.sandbox.models import ExecutionRequest
+
+    names = ["PIPE", "XFSZ", "HUP", "TERM", "USR1", "USR2", "INT"]
+    script = "; ".join(f'sh -c "kill -{name} \\$\\$"; echo {name}=$?' for name in names)
+    result = sandbox.run(
+        ExecutionRequest(argv=["sh", "-c", script], runtime=runtime),  # type: ignore[arg-type]
+        tmp_path / "artifacts",
+    )
+    assert result.exit_code == 0, result.stderr.text
+    statuses = dict(line.split("=") for line in result.stdout.text.split())
+    expected = {name: str(128 + getattr(signal, f"SIG{name}")) for name in names}
+    assert statuses == expected

@@ -49,8 +49,13 @@ def test_labels_carry_session_and_expiry() -> None:
 
 def test_runner_gets_its_idle_timeout_and_isolated_mode() -> None:
     command = _config()["command"]
-    assert command[:3] == ["python3", "-I", "-S"]
+    # Under runc, the execute-only interpreter copy that leaves the runner non-dumpable;
+    # gVisor cannot load that one.
+    assert command[:3] == ["/usr/bin/selfcorrect-python", "-I", "-S"]
     assert command[-1] == "60"
+    key = PoolKey(image="img:1", runtime="runsc", limits=Limits())
+    runsc = container_config(key, session="s1", expires_at=1.0, idle_timeout_s=60)["command"]
+    assert runsc[:3] == ["python3", "-I", "-S"] and runsc[3:] == command[3:]
 
 
 def test_equal_limits_share_a_pool_key() -> None:
