@@ -32,12 +32,13 @@ from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.errors import SpecError
 from selfcorrect_action.spec_checks import Conflict, dotted, find_conflicts, placed_files
 from selfcorrect_action.spec_files import (
-    MAX_FLOW_DEPTH,
+    MAX_SPEC_BYTES,
     Loc,
-    flow_depth,
     read_spec_text,
     repo_root,
     shared_container,
+    too_deep_at,
+    too_large,
 )
 from selfcorrect_action.spec_files import file_problems as _file_problems
 
@@ -264,15 +265,15 @@ def _load(
 
 
 def _parse_mapping(text: str, source: str) -> Any:
-    too_deep = SpecError([
-        f"{source}:1:1: nested too deeply to read\n  hint: a task spec needs a few levels"
-    ])
-    if flow_depth(text) > MAX_FLOW_DEPTH:
-        raise too_deep
+    # An issue body arrives as text, not through read_spec_text: the same cap applies.
+    if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
+        raise too_large(source)
+    if (where := too_deep_at(text)) is not None:
+        raise _too_deep(source, *where)
     try:
         document = yamlio.load_yaml_text(text, source)
     except RecursionError as exc:  # ruamel recurses per level, e.g. `- - - - x`
-        raise too_deep from exc
+        raise _too_deep(source, 1, 1) from exc
     if document is None:
         raise SpecError([
             f"{source}:1:1: the spec is empty"
@@ -293,6 +294,13 @@ def _parse_mapping(text: str, source: str) -> Any:
             "write the value out in full",
         )])
     return document
+
+
+def _too_deep(source: str, line: int, col: int) -> SpecError:
+    return SpecError([
+        f"{source}:{line}:{col}: nested too deeply to read"
+        "\n  hint: a task spec needs a few levels of lists and mappings, not hundreds"
+    ])
 
 
 def _describe(

@@ -7,6 +7,8 @@ caller to locate in the YAML, or as SpecError lines where there is no field to p
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -32,10 +34,22 @@ def work_dir_name(path: str) -> str:
     return PurePosixPath(path).name
 
 
+# A spec is a hand-written page: a prompt, a contract, a few paths. A quarter of a MiB is
+# already ~64k tokens of prompt, the default token budget of a whole run.
+MAX_SPEC_BYTES = 256 * 1024
+TOO_LARGE_HINT = (
+    "keep the spec to the task's description; put data in a file and list it under `inputs:`"
+)
+
+
 def read_spec_text(path: Path) -> str:
-    """The file's text; unreadable or non-UTF-8 files become one located problem."""
+    """The file's text; unreadable, oversized or non-UTF-8 files become one located
+    problem. Never reads more than MAX_SPEC_BYTES + 1 bytes (`/dev/zero` is a path too)."""
     try:
-        raw = path.read_bytes()
+        with path.open("rb") as handle:
+            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                raise _whole_file(path, "is not a regular file", "pass a spec file")
+            raw = handle.read(MAX_SPEC_BYTES + 1)
     except FileNotFoundError as exc:
         raise _whole_file(path, "no such file", "check the path and its spelling") from exc
     except IsADirectoryError as exc:
@@ -44,6 +58,8 @@ def read_spec_text(path: Path) -> str:
         ) from exc
     except OSError as exc:
         raise _whole_file(path, f"cannot read: {exc.strerror}", "check its permissions") from exc
+    if len(raw) > MAX_SPEC_BYTES:
+        raise too_large(str(path))
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -52,6 +68,13 @@ def read_spec_text(path: Path) -> str:
             f"{path}:{line}:{col}: not UTF-8 text (byte 0x{raw[exc.start]:02x})"
             "\n  hint: save the file as UTF-8"
         ]) from exc
+
+
+def too_large(source: str) -> SpecError:
+    return SpecError([
+        f"{source}:1:1: larger than {MAX_SPEC_BYTES // 1024} KiB, the most a task spec may be"
+        f"\n  hint: {TOO_LARGE_HINT}"
+    ])
 
 
 def _whole_file(path: Path, message: str, hint: str) -> SpecError:
@@ -70,17 +93,21 @@ def _text_position(raw: bytes, offset: int) -> tuple[int, int]:
 MAX_FLOW_DEPTH = 200
 
 
-def flow_depth(text: str) -> int:
-    """The deepest [ / { nesting, counted crudely (brackets in quoted text count too),
-    which is enough to refuse hostile text before the parser spends seconds on it."""
-    depth = deepest = 0
-    for char in text:
-        if char in "[{":
+def too_deep_at(text: str) -> tuple[int, int] | None:
+    """Line and column (1-based) of the first [ or { nested deeper than MAX_FLOW_DEPTH,
+    counted crudely (brackets in quoted text count too), which is enough to refuse hostile
+    text before the parser spends seconds on it. None when the text stays within."""
+    depth, line, line_start = 0, 1, 0
+    for offset, char in enumerate(text):
+        if char == "\n":
+            line, line_start = line + 1, offset + 1
+        elif char in "[{":
             depth += 1
-            deepest = max(deepest, depth)
+            if depth > MAX_FLOW_DEPTH:
+                return line, offset - line_start + 1
         elif char in "]}":
             depth = max(depth - 1, 0)
-    return deepest
+    return None
 
 
 def shared_container(document: Any) -> Loc | None:

@@ -1,7 +1,9 @@
 """`selfcorrect validate FILE...`: check task specs, as a command and as a pre-commit hook.
 
 Every problem of every file is printed (one `file:line:col: message` line, then its hint), so
-a pre-commit run shows all there is to fix at once instead of one problem per commit attempt.
+a pre-commit run shows all there is to fix at once instead of one problem per commit attempt;
+past MAX_SHOWN problems in one file, the rest are counted (a file with hundreds of problems
+is not a spec yet, and the log should stay readable).
 """
 
 from __future__ import annotations
@@ -11,14 +13,19 @@ from pathlib import Path
 from selfcorrect_action.errors import SpecError
 from selfcorrect_action.spec import load_spec
 
+MAX_SHOWN = 50
+
 
 def validate_files(paths: list[Path], *, check_files: bool = True) -> int:
     """Print the problems of each spec and a summary line; 0 when all are valid, else 1."""
     failed = 0
     for path in paths:
         problems = spec_problems(path, check_files=check_files)
-        for problem in problems:
+        for problem in problems[:MAX_SHOWN]:
             print(problem)
+        if len(problems) > MAX_SHOWN:
+            print(f"{path}: {len(problems) - MAX_SHOWN} more problems not shown; "
+                  "fix the ones above first")
         failed += bool(problems)
     print(summary(len(paths), failed))
     return 1 if failed else 0

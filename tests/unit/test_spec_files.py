@@ -220,3 +220,50 @@ def test_brackets_in_a_prompt_are_not_nesting() -> None:
 
 def test_shared_container_finds_nothing_in_a_plain_tree() -> None:
     assert shared_container({"a": [1, {"b": [2]}], "c": {"d": []}}) is None
+
+
+def test_a_spec_larger_than_the_cap_is_refused_without_reading_it_all(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from selfcorrect_action import spec_files
+
+    path = repo / "huge.yml"
+    path.write_text("prompt: |\n" + "  line\n" * (spec_files.MAX_SPEC_BYTES // 7 + 10))
+    read_sizes: list[int] = []
+    real_open = Path.open
+
+    def spying_open(self: Path, *args: object, **kwargs: object):  # type: ignore[no-untyped-def]
+        handle = real_open(self, *args, **kwargs)  # type: ignore[arg-type]
+        real_read = handle.read
+        handle.read = lambda size=-1: read_sizes.append(size) or real_read(size)  # type: ignore[method-assign]
+        return handle
+
+    monkeypatch.setattr(Path, "open", spying_open)
+    with pytest.raises(SpecError) as caught:
+        load_spec(path)
+    assert caught.value.problems == [
+        f"{path}:1:1: larger than 256 KiB, the most a task spec may be\n  hint: keep the spec "
+        "to the task's description; put data in a file and list it under `inputs:`"
+    ]
+    assert read_sizes == [spec_files.MAX_SPEC_BYTES + 1]
+
+
+def test_an_oversized_issue_body_is_refused_too() -> None:
+    with pytest.raises(SpecError, match=r"^issue #7:1:1: larger than 256 KiB"):
+        load_spec_text("prompt: " + "é" * 140_000 + "\n", "issue #7", check_files=False)
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/null"])
+def test_a_device_is_not_a_spec(device: str) -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec(Path(device))
+    assert caught.value.problems == [
+        f"{device}:1:1: is not a regular file\n  hint: pass a spec file"
+    ]
+
+
+def test_absurd_flow_nesting_is_located_where_it_goes_too_deep() -> None:
+    text = "prompt: p\ncontract:\n  success_criteria: " + "[" * 300 + "]" * 300 + "\n"
+    with pytest.raises(SpecError) as caught:
+        load_spec_text(text, "s.yml", check_files=False)
+    assert caught.value.problems[0].startswith(f"s.yml:3:{len('  success_criteria: ') + 201}: ")

@@ -203,3 +203,16 @@ def test_pre_commit_accepts_the_hooks_file() -> None:
     (hook,) = clientlib.load_manifest(str(HOOKS_FILE))
     assert hook["id"] == "selfcorrect-validate"
     assert hook["types"] == ["yaml"]
+
+
+def test_hundreds_of_problems_are_counted_past_the_first_fifty(
+    repo: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    items = "".join(f"    - {{path: out{i}.csv, kind: xlsx}}\n" for i in range(120))
+    path = spec_file("noisy.yml", f"prompt: p\ncontract:\n  artifacts:\n{items}")
+    code, lines = run(capsys, path)
+    located = [line for line in lines if LOCATED.match(line)]
+    assert code == 1 and len(located) == 50
+    assert located[0].startswith(f"{path}:4:")  # the first ones, in file order
+    assert lines[-2] == f"{path}: 70 more problems not shown; fix the ones above first"
+    assert lines[-1] == summary(1, 1)
