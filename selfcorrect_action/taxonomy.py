@@ -1,4 +1,5 @@
-"""The seven failure categories and the verdict shape every layer of evaluation produces."""
+"""The seven failure categories and the verdict shapes evaluation produces (shared by the
+evaluation layers and the loop's state, so evaluation never imports the loop)."""
 
 from __future__ import annotations
 
@@ -39,3 +40,15 @@ class Verdict(BaseModel):
     category: Category | None = None
     evidence: str = ""
     checks: list[Check] = Field(default_factory=list)
+
+
+class TestOutcome(BaseModel):
+    """One spec test's result, distilled from pytest's junit XML."""
+
+    __test__ = False  # a record, not a test class: keeps pytest from collecting it by name
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    test_id: str
+    outcome: Literal["passed", "failed", "error", "skipped"]
+    message: str = ""
+    detail: str = ""  # the assertion / exception part of pytest's report, bounded

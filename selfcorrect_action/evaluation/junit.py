@@ -18,7 +18,7 @@ from typing import Literal, NamedTuple
 from xml.parsers import expat
 
 from selfcorrect_action.evaluation.pytest_traceback import distil_failure, first_line
-from selfcorrect_action.loop.state import TestOutcome
+from selfcorrect_action.taxonomy import TestOutcome
 
 PYTEST_JUNIT_PATH = ".selfcorrect/junit.xml"
 MAX_JUNIT_BYTES = 2_000_000

@@ -16,9 +16,8 @@ from selfcorrect_action.evaluation.junit import (
 )
 from selfcorrect_action.evaluation.pytest_traceback import detail_frames
 from selfcorrect_action.evaluation.tracebacks import same_file
-from selfcorrect_action.loop.state import TestOutcome
 from selfcorrect_action.sandbox.models import ExecutionResult
-from selfcorrect_action.taxonomy import Category, Check
+from selfcorrect_action.taxonomy import Category, Check, TestOutcome
 
 PYTEST_NO_TESTS = 5
 NO_TOTALS = Totals(0, 0, 0, 0)

@@ -7,7 +7,6 @@ is rendered from it, so nothing the report says can drift from what the loop did
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,7 +14,7 @@ from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.llm.models import ModelTiers, Tier
 from selfcorrect_action.sandbox.models import ExecutionResult, Runtime
 from selfcorrect_action.spec import Budget, TaskSpec
-from selfcorrect_action.taxonomy import Category, Verdict
+from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 
 SCHEMA_VERSION = 1
 
@@ -47,17 +46,6 @@ class LLMCall(_Record):
     cost_known: bool
     latency_ms: int
     replayed: bool
-
-
-class TestOutcome(_Record):
-    """One spec test's result, distilled from pytest's junit XML."""
-
-    __test__ = False  # a record, not a test class: keeps pytest from collecting it by name
-
-    test_id: str
-    outcome: Literal["passed", "failed", "error", "skipped"]
-    message: str = ""
-    detail: str = ""  # the assertion / exception part of pytest's report, bounded
 
 
 class JudgeOutcome(_Record):

@@ -24,7 +24,7 @@ from selfcorrect_action.evaluation.junit import (
     summarize,
 )
 from selfcorrect_action.evaluation.pytest_traceback import MAX_DETAIL_CHARS, detail_frames
-from selfcorrect_action.loop.state import TestOutcome
+from selfcorrect_action.taxonomy import TestOutcome
 
 CANDIDATE = '''
 def two_sum(nums, target):

@@ -166,3 +166,21 @@ def test_names_a_plain_ustar_header_cannot_hold_are_refused(runner: ModuleType) 
     assert not runner._valid_name("a" * 101)  # no slash to split at
     assert runner._valid_name("p" * 150 + "/" + "n" * 100)
     assert not runner._valid_name("bad\udcffname")
+
+
+def test_the_capture_keeps_head_and_tail_and_marks_the_cut_as_tracebacks_expect(
+    runner: ModuleType,
+) -> None:
+    """The runner cannot import the package, so the omission marker is written twice: once
+    here, once as the pattern evaluation/tracebacks.py skips. This keeps the two in step."""
+    from selfcorrect_action.evaluation import tracebacks
+
+    capture = runner._Capture(head=4, tail=6)
+    for chunk in (b"ab", b"cdefgh", b"ijklmnop", b"qrstuv"):
+        capture.feed(chunk)
+    report = capture.as_dict()
+    assert report["total_bytes"] == 22 and report["truncated"] is True
+    head, marker, tail = report["text"].split("\n")
+    assert (head, tail) == ("abcd", "qrstuv")
+    assert marker == "[... 12 bytes omitted ...]"
+    assert tracebacks._OMISSION.match(marker)
