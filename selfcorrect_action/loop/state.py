@@ -23,7 +23,7 @@ class Status(StrEnum):
     RUNNING = "running"
     PASSED = "passed"
     EXHAUSTED = "exhausted"  # a retry, token or cost budget ran out
-    STOPPED = "stopped"  # no progress (or a cycle) even after escalating
+    STOPPED = "stopped"  # no progress (or a cycle) even after escalating, or no usable answer
     ERROR = "error"  # infrastructure: sandbox, LLM API, a bug
 
 

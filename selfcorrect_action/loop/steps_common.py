@@ -40,7 +40,9 @@ def system_message(state: RunState) -> ChatMessage:
 
 def settle_llm_step(state: RunState, llm: MeteredLLM, call: Callable[[], T]) -> StepOutcome[T]:
     """Run `call`; a budget refusal ends the run as exhausted, a structured answer that was
-    malformed twice ends it as an error. Usage spent so far is kept either way."""
+    malformed twice ends it as stopped: the model, not the infrastructure, failed (exit 1,
+    not the exit 3 that tells people to go fix their setup). Usage spent so far is kept
+    either way."""
     try:
         return StepOutcome(call())
     except BudgetExhausted as exc:
@@ -48,7 +50,7 @@ def settle_llm_step(state: RunState, llm: MeteredLLM, call: Callable[[], T]) -> 
                                          "usage": llm.usage})
     except LLMStructuredOutputError as exc:
         ended = state.model_copy(update={
-            "status": Status.ERROR, "usage": llm.usage,
+            "status": Status.STOPPED, "usage": llm.usage,
             "stop_reason": f"the model's structured answer was malformed twice: {exc.message}",
         })
     return StepOutcome(None, failed=ended)  # type: ignore[arg-type]

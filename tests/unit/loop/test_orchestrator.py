@@ -145,10 +145,10 @@ def test_token_budget_is_checked_before_the_call(tmp_path: Path) -> None:
     assert not llm.answers or len(llm.requests) <= 2
 
 
-def test_malformed_plan_twice_is_a_clear_error(tmp_path: Path) -> None:
+def test_malformed_plan_twice_stops_the_run_as_the_models_failure(tmp_path: Path) -> None:
     llm = ScriptedLLM([("plan", "sure! here you go"), ("plan", "{not json")])
     final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
-    assert final.status is Status.ERROR
+    assert final.status is Status.STOPPED  # exit 1, not 3: nothing to fix in the setup
     assert "malformed twice" in final.stop_reason
     assert final.usage.llm_calls == 2
 
