@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import Any, NamedTuple
 
 MIN_SECRET_CHARS = 8  # shorter values ("a", "true") would redact ordinary text everywhere
@@ -95,11 +95,15 @@ def redact(text: str, *, secrets: Iterable[str] = ()) -> str:
     return _redact(text, _prepared(secrets))
 
 
-def redact_data(obj: Any, *, secrets: Iterable[str] = ()) -> Any:
+def redact_data(
+    obj: Any, *, secrets: Iterable[str] = (), keep: Collection[str] = frozenset()
+) -> Any:
     """A copy of a JSON-like structure (dicts, lists, tuples, strings; run.json) with every
-    string redacted. Keys are names chosen by our code and are kept."""
+    string redacted. Keys are names chosen by our code and are kept, and so is every string
+    in `keep`: a schema's own words (enum values), which hold no data and must survive a
+    secret that happens to spell one of them."""
     prepared = _prepared(secrets)
-    return _walk(obj, prepared)
+    return _walk(obj, prepared, keep)
 
 
 def secrets_from_env(environ: Mapping[str, str]) -> list[str]:
@@ -126,15 +130,15 @@ def _prepared(secrets: Iterable[str]) -> list[str]:
     return sorted(values, key=lambda value: (-len(value), value))
 
 
-def _walk(obj: Any, secrets: list[str]) -> Any:
+def _walk(obj: Any, secrets: list[str], keep: Collection[str]) -> Any:
     if isinstance(obj, str):
-        return _redact(obj, secrets)
+        return obj if obj in keep else _redact(obj, secrets)
     if isinstance(obj, Mapping):
-        return {key: _walk(value, secrets) for key, value in obj.items()}
+        return {key: _walk(value, secrets, keep) for key, value in obj.items()}
     if isinstance(obj, list):
-        return [_walk(item, secrets) for item in obj]
+        return [_walk(item, secrets, keep) for item in obj]
     if isinstance(obj, tuple):
-        return tuple(_walk(item, secrets) for item in obj)
+        return tuple(_walk(item, secrets, keep) for item in obj)
     return obj
 
 

@@ -3,7 +3,9 @@
 It is RunState dumped as it is (loop/state.py), so a later tool (a re-render of AUDIT.md, a
 dashboard) reads exactly what the loop recorded. Two things differ from the live state:
 
-- every string is redacted (secrets of the run, token-shaped strings), like every report;
+- every string is redacted (secrets of the run, token-shaped strings), like every report,
+  except the schema's own words (statuses, categories, outcomes...): a secret that spells
+  "exhausted" must not turn the state into one that no longer validates;
 - ArtifactRecord.host_path is dropped (null). It named a file in the runner's temp dir, deleted
   when the run ends: elsewhere it points at nothing, and it tells readers of a public PR where
   the runner keeps its files. Whether the file was copied out is still told by `rejected`
@@ -12,8 +14,10 @@ dashboard) reads exactly what the loop recorded. Two things differ from the live
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Sequence
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -34,7 +38,8 @@ def run_json(state: RunState, *, secrets: Sequence[str]) -> str:
     data = without_host_paths(state).model_dump(mode="json")
     # The dump is this code's schema whatever the field holds: say so, first in the file.
     data = {"schema_version": SCHEMA_VERSION, **data}
-    return json.dumps(redact_data(data, secrets=secrets), indent=2, ensure_ascii=False) + "\n"
+    redacted = redact_data(data, secrets=secrets, keep=schema_words())
+    return json.dumps(redacted, indent=2, ensure_ascii=False) + "\n"
 
 
 def load_run_json(text: str) -> RunState:
@@ -63,8 +68,26 @@ def load_run_json(text: str) -> RunState:
 def redacted_state(state: RunState, *, secrets: Sequence[str]) -> RunState:
     """A copy with every string redacted, for reports that escape text after quoting it (an
     escaped `ghp\\_…` no longer looks like a token, so redaction must come first)."""
-    data = redact_data(without_host_paths(state).model_dump(mode="json"), secrets=secrets)
-    return RunState.model_validate(data)
+    data = without_host_paths(state).model_dump(mode="json")
+    return RunState.model_validate(redact_data(data, secrets=secrets, keep=schema_words()))
+
+
+@functools.cache
+def schema_words() -> frozenset[str]:
+    """Every enum value and constant string of RunState's JSON schema: the values of its
+    StrEnum and Literal fields."""
+    words: set[str] = set()
+    stack: list[Any] = [RunState.model_json_schema()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            words.update(v for v in node.get("enum", ()) if isinstance(v, str))
+            if isinstance(node.get("const"), str):
+                words.add(node["const"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(words)
 
 
 def without_host_paths(state: RunState) -> RunState:

@@ -10,6 +10,7 @@ import pytest
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.state import SCHEMA_VERSION
 from selfcorrect_action.report import RunJsonError, load_run_json, run_json
+from selfcorrect_action.report.audit import audit_markdown
 from selfcorrect_action.report.run_json import redacted_state
 
 from .runs import (
@@ -136,3 +137,19 @@ def test_a_state_that_does_not_match_the_schema_is_refused(tmp_path: Path) -> No
         load_run_json(json.dumps(data))
 
     assert "attempts.0.strategy" in caught.value.message
+
+
+def test_a_secret_that_spells_a_schema_word_leaves_the_state_valid(tmp_path: Path) -> None:
+    """Statuses, categories and outcomes are our words, not data: a secret equal to one
+    (here the status and a category of the run) must not make the state unreadable, while
+    the same text inside free text is still redacted."""
+    state = exhausted_run().model_copy(update={"stop_reason": "budget exhausted after 2"})
+    secrets = ["exhausted", "environment", "contract", "semantic"]
+
+    clean = redacted_state(state, secrets=secrets)
+    assert clean.status == state.status
+    assert clean.stop_reason == "budget [REDACTED:secret] after 2"
+    assert load_run_json(run_json(state, secrets=secrets)) == clean
+    categories = [a.verdict.category for a in state.attempts if a.verdict]
+    assert categories and [a.verdict.category for a in clean.attempts if a.verdict] == categories
+    assert audit_markdown(state, secrets=secrets).startswith("# selfcorrect audit")  # renders
