@@ -7,16 +7,21 @@ caller to locate in the YAML, or as SpecError lines where there is no field to p
 
 from __future__ import annotations
 
-import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
 from selfcorrect_action.errors import SpecError
+from selfcorrect_action.yamlio import MAX_YAML_BYTES, read_text_file
+from selfcorrect_action.yamlio import too_large as too_large_file
 
 Loc = tuple[str | int, ...]
 FileProblem = tuple[Loc, str, str]
+
+# The work dir is a 64 MiB tmpfs (sandbox Limits.work_mb): what the spec places there must
+# leave room for what the script writes. Tests are source code: a MiB is already huge.
+MAX_PLACED_BYTES = 48 * 1024 * 1024
+MAX_TEST_BYTES = 1024 * 1024
 
 
 def repo_root(start: Path) -> Path | None:
@@ -36,7 +41,7 @@ def work_dir_name(path: str) -> str:
 
 # A spec is a hand-written page: a prompt, a contract, a few paths. A quarter of a MiB is
 # already ~64k tokens of prompt, the default token budget of a whole run.
-MAX_SPEC_BYTES = 256 * 1024
+MAX_SPEC_BYTES = MAX_YAML_BYTES
 TOO_LARGE_HINT = (
     "keep the spec to the task's description; put data in a file and list it under `inputs:`"
 )
@@ -44,48 +49,13 @@ TOO_LARGE_HINT = (
 
 def read_spec_text(path: Path) -> str:
     """The file's text; unreadable, oversized or non-UTF-8 files become one located
-    problem. Never reads more than MAX_SPEC_BYTES + 1 bytes (`/dev/zero` is a path too)."""
-    try:
-        with path.open("rb") as handle:
-            if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
-                raise _whole_file(path, "is not a regular file", "pass a spec file")
-            raw = handle.read(MAX_SPEC_BYTES + 1)
-    except FileNotFoundError as exc:
-        raise _whole_file(path, "no such file", "check the path and its spelling") from exc
-    except IsADirectoryError as exc:
-        raise _whole_file(
-            path, "is a directory", "pass spec files, e.g. .selfcorrect/tasks/*.yml"
-        ) from exc
-    except OSError as exc:
-        raise _whole_file(path, f"cannot read: {exc.strerror}", "check its permissions") from exc
-    if len(raw) > MAX_SPEC_BYTES:
-        raise too_large(str(path))
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        line, col = _text_position(raw, exc.start)
-        raise SpecError([
-            f"{path}:{line}:{col}: not UTF-8 text (byte 0x{raw[exc.start]:02x})"
-            "\n  hint: save the file as UTF-8"
-        ]) from exc
+    problem."""
+    return read_text_file(path, max_bytes=MAX_SPEC_BYTES, what="a task spec",
+                          too_large_hint=TOO_LARGE_HINT)
 
 
 def too_large(source: str) -> SpecError:
-    return SpecError([
-        f"{source}:1:1: larger than {MAX_SPEC_BYTES // 1024} KiB, the most a task spec may be"
-        f"\n  hint: {TOO_LARGE_HINT}"
-    ])
-
-
-def _whole_file(path: Path, message: str, hint: str) -> SpecError:
-    # 1:1 like ruff's E902: editors and problem matchers expect a position on every line.
-    return SpecError([f"{path}:1:1: {message}\n  hint: {hint}"])
-
-
-def _text_position(raw: bytes, offset: int) -> tuple[int, int]:
-    line_start = raw.rfind(b"\n", 0, offset) + 1
-    column = len(raw[line_start:offset].decode("utf-8", errors="replace"))
-    return raw.count(b"\n", 0, offset) + 1, column + 1
+    return too_large_file(source, MAX_SPEC_BYTES, "a task spec", TOO_LARGE_HINT)
 
 
 # ruamel's scanner is quadratic in the depth of [ and { nesting (2,000 levels: 10-20 s)
@@ -132,14 +102,45 @@ def shared_container(document: Any) -> Loc | None:
 
 
 def file_problems(root: Path, entries: Sequence[tuple[Loc, str]]) -> list[FileProblem]:
-    """Problems for (loc, path) entries that are not regular files inside `root`."""
+    """Problems for (loc, path) entries that are not regular files inside `root`, for
+    tests that are not UTF-8 text of a sensible size, and for files that together would
+    not fit the sandbox's work dir."""
     real_root = root.resolve()
     problems = []
+    total = 0
     for loc, relative in entries:
-        found = _file_problem(root, real_root, relative)
+        found = _file_problem(root, real_root, relative) or _content_problem(
+            root / relative, loc, relative)
         if found:
             problems.append((loc, *found))
+        else:
+            total += (root / relative).stat().st_size
+    if total > MAX_PLACED_BYTES and not problems:
+        problems.append((entries[0][0][:1], (
+            f"the tests and inputs add up to {total:,} bytes; at most {MAX_PLACED_BYTES:,} fit "
+            "in the sandbox's work dir with room for what the script writes"),
+            "use smaller inputs (a sample of the data), or fewer of them"))
     return problems
+
+
+def _content_problem(target: Path, loc: Loc, relative: str) -> tuple[str, str] | None:
+    size = target.stat().st_size
+    if size > MAX_PLACED_BYTES:
+        return (f"{relative} is {size:,} bytes; a file copied into the sandbox may be at most "
+                f"{MAX_PLACED_BYTES:,}", "use a smaller file, e.g. a sample of the data")
+    if loc[0] != "tests":
+        return None  # inputs are bytes: data, images, anything
+    if size > MAX_TEST_BYTES:
+        return (f"{relative} is {size:,} bytes; a test file may be at most {MAX_TEST_BYTES:,}",
+                "split the tests, or move test data into `inputs:`")
+    raw = target.read_bytes()
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = raw.count(b"\n", 0, exc.start) + 1
+        return (f"{relative} is not UTF-8 text (byte 0x{raw[exc.start]:02x} on its line {line})",
+                "save the test file as UTF-8")
+    return None
 
 
 def _file_problem(root: Path, real_root: Path, relative: str) -> tuple[str, str] | None:

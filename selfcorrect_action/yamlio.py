@@ -19,6 +19,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
 from selfcorrect_action.errors import SpecError
+from selfcorrect_action.fileio import NotRegularFile, read_capped
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 
@@ -69,13 +70,58 @@ def _syntax_message(exc: MarkedYAMLError) -> str:
     return f"{exc.context} at {mark.line + 1}:{mark.column + 1}, {exc.problem}"
 
 
-def read_yaml_file(path: Path) -> tuple[str, Any]:
+# Hand-written YAML (specs, contracts) is a page or two; anything larger is a mistake or an
+# attack, and is refused before it is read whole.
+MAX_YAML_BYTES = 256 * 1024
+
+
+def read_text_file(path: Path, *, max_bytes: int = MAX_YAML_BYTES, what: str = "this file",
+                   too_large_hint: str = "keep the file to its fields") -> str:
+    """A hand-written text file's content. Problems come back as one SpecError located at
+    1:1 (or at the first byte that is not UTF-8). Never reads more than max_bytes + 1 bytes,
+    and only from a regular file: `/dev/zero` is a path too."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_capped(path, max_bytes)
+    except NotRegularFile as exc:
+        raise _whole_file(path, "is not a regular file", "pass a file") from exc
     except FileNotFoundError as exc:
-        raise SpecError([f"{path}: no such file"]) from exc
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SpecError([f"{path}: cannot read: {exc}"]) from exc
+        raise _whole_file(path, "no such file", "check the path and its spelling") from exc
+    except IsADirectoryError as exc:
+        raise _whole_file(path, "is a directory", "pass a file, not a folder") from exc
+    except OSError as exc:
+        raise _whole_file(path, f"cannot read: {exc.strerror}", "check its permissions") from exc
+    if len(raw) > max_bytes:
+        raise too_large(str(path), max_bytes, what, too_large_hint)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line, col = _text_position(raw, exc.start)
+        raise SpecError([
+            f"{path}:{line}:{col}: not UTF-8 text (byte 0x{raw[exc.start]:02x})"
+            "\n  hint: save the file as UTF-8"
+        ]) from exc
+
+
+def too_large(source: str, max_bytes: int, what: str, hint: str) -> SpecError:
+    return SpecError([
+        f"{source}:1:1: larger than {max_bytes // 1024} KiB, the most {what} may be"
+        f"\n  hint: {hint}"
+    ])
+
+
+def _whole_file(path: Path, message: str, hint: str) -> SpecError:
+    # 1:1 like ruff's E902: editors and problem matchers expect a position on every line.
+    return SpecError([f"{path}:1:1: {message}\n  hint: {hint}"])
+
+
+def _text_position(raw: bytes, offset: int) -> tuple[int, int]:
+    line_start = raw.rfind(b"\n", 0, offset) + 1
+    column = len(raw[line_start:offset].decode("utf-8", errors="replace"))
+    return raw.count(b"\n", 0, offset) + 1, column + 1
+
+
+def read_yaml_file(path: Path) -> tuple[str, Any]:
+    text = read_text_file(path)
     return text, load_yaml_text(text, str(path))
 
 

@@ -15,6 +15,7 @@ from selfcorrect_action.contract import ExecutionContract, load_contract
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.evaluation.layers import evaluate
 from selfcorrect_action.evaluation.sniff import detect_kind
+from selfcorrect_action.fileio import NotRegularFile, read_capped
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.image import ensure_image
@@ -87,17 +88,25 @@ def build_request(
 
 
 def _input_file(path: Path, what: str) -> InputFile:
-    if path.is_dir():
-        raise UsageError(f"{what} {path}: is a folder, not a file", hint="name a file")
-    if not path.is_file():
-        raise UsageError(f"{what} {path}: no such file", hint="check the path")
-    size = path.stat().st_size
-    if size > MAX_INPUT_BYTES:
+    """The file's bytes: a regular file only, never read past the work dir's size."""
+    try:
+        data = read_capped(path, MAX_INPUT_BYTES)
+    except NotRegularFile as exc:
+        raise UsageError(f"{what} {path}: is not a regular file (a device, FIFO or socket)",
+                         hint="copy what it holds into a file and pass that") from exc
+    except FileNotFoundError as exc:
+        raise UsageError(f"{what} {path}: no such file", hint="check the path") from exc
+    except IsADirectoryError as exc:
+        raise UsageError(f"{what} {path}: is a folder, not a file", hint="name a file") from exc
+    except OSError as exc:
+        raise UsageError(f"{what} {path}: cannot read: {exc.strerror}",
+                         hint="check its permissions") from exc
+    if len(data) > MAX_INPUT_BYTES:
         raise UsageError(
-            f"{what} {path}: {size} bytes is more than the work dir can hold "
-            f"({MAX_INPUT_BYTES} bytes)"
+            f"{what} {path}: more than the work dir can hold ({MAX_INPUT_BYTES} bytes)",
+            hint="pass a smaller file",
         )
-    return InputFile(path=path.name, data=path.read_bytes())
+    return InputFile(path=path.name, data=data)
 
 
 def exec_report(result: ExecutionResult, verdict: Verdict) -> dict[str, Any]:

@@ -22,11 +22,14 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from selfcorrect_action import __version__
+from selfcorrect_action.fileio import NotRegularFile, read_capped
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.errors import LLMReplayError
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse
 
 FORMAT_VERSION = 1
+# Far above any real run's recording (a few MiB): past it, the file is not a recording.
+MAX_RECORDING_BYTES = 256 * 1024 * 1024
 M = TypeVar("M", bound=BaseModel)
 
 
@@ -97,11 +100,21 @@ def _header_line() -> str:
 def read_recording(path: Path) -> Recording:
     """Parse a recording, with ``file:line`` errors; a torn last line (a crash) is dropped."""
     try:
-        text = path.read_text(encoding="utf-8")
+        raw = read_capped(path, MAX_RECORDING_BYTES)
+    except NotRegularFile as exc:
+        raise LLMReplayError(f"the replay file {path} is not a regular file",
+                             hint="pass a .jsonl file written by --record") from exc
     except OSError as exc:
         raise LLMReplayError(f"cannot read the replay file {path}: {exc.strerror}") from exc
+    if len(raw) > MAX_RECORDING_BYTES:
+        raise LLMReplayError(
+            f"the replay file {path} is larger than {MAX_RECORDING_BYTES // 2**20} MiB",
+            hint="a run's recording is a few MiB at most: check that this is a replay file",
+        )
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        line = raw[: exc.start].count(b"\n") + 1
         raise LLMReplayError(
             f"{path}:{line}: the replay file is not UTF-8 text (byte {exc.start})",
             hint="replays are JSON Lines written by --record; re-record it",

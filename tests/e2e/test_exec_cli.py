@@ -97,6 +97,14 @@ def test_missing_script_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> 
     assert code == 2 and "no such file" in err
 
 
+@pytest.mark.parametrize("flag", ["--input", "--contract"])
+def test_a_device_as_input_or_contract_is_refused_not_read_forever(
+    capsys: pytest.CaptureFixture[str], flag: str
+) -> None:
+    code, _, err = _exec(capsys, str(EXAMPLE / "sales_chart.py"), flag, "/dev/zero")
+    assert code == 2 and "/dev/zero" in err and "not a regular file" in err
+
+
 def test_same_input_name_twice_is_a_usage_error(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:

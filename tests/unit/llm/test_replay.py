@@ -5,6 +5,7 @@ for something the recording does not hold."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -201,3 +202,13 @@ def test_unusable_replay_files_fail_before_the_run(
 def test_missing_replay_file(tmp_path: Path) -> None:
     with pytest.raises(LLMReplayError, match="cannot read the replay file"):
         client_for(replay=tmp_path / "nope.jsonl", retry=RetryPolicy())
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo"])
+def test_a_replay_path_that_is_not_a_file_fails_at_once(tmp_path: Path, kind: str) -> None:
+    path = Path("/dev/zero")
+    if kind == "fifo":
+        path = tmp_path / "pipe.jsonl"
+        os.mkfifo(path)
+    with pytest.raises(LLMReplayError, match="is not a regular file"):
+        client_for(replay=path, retry=RetryPolicy())
