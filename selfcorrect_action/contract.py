@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from selfcorrect_action import yamlio
+from selfcorrect_action.sandbox.models import MAX_TIMEOUT_S
 
 ArtifactKind = Literal["png", "jpeg", "svg", "csv", "json", "txt", "any"]
 NetworkPolicy = Literal["none", "open"]
@@ -73,7 +74,8 @@ class ExecutionContract(_Strict):
     stdout_contains: list[str] = Field(default_factory=list)
     network: NetworkPolicy = "none"
     # strict: YAML's `true` or "30" must be an error, not a silent 1 second or 30 seconds.
-    timeout_s: float = Field(default=30, gt=0, le=3600, strict=True, allow_inf_nan=False)
+    timeout_s: float = Field(default=30, gt=0, le=MAX_TIMEOUT_S, strict=True,
+                             allow_inf_nan=False)
     memory_mb: int = Field(default=512, ge=32, le=16384, strict=True)
     success_criteria: list[str] = Field(default_factory=list)
 

@@ -20,6 +20,7 @@ from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.image import ensure_image
 from selfcorrect_action.sandbox.models import (
+    MAX_TIMEOUT_S,
     ExecutionRequest,
     ExecutionResult,
     InputFile,
@@ -29,7 +30,6 @@ from selfcorrect_action.sandbox.models import (
 from selfcorrect_action.taxonomy import Verdict
 
 MAX_INPUT_BYTES = 48 * 1024 * 1024
-MAX_TIMEOUT_S = 3600.0
 
 
 def exec_script(

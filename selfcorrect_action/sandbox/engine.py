@@ -12,6 +12,11 @@ from docker.errors import APIError, DockerException
 
 from selfcorrect_action.errors import SandboxUnavailable, UsageError
 from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES
+from selfcorrect_action.sandbox.models import MAX_TIMEOUT_S
+
+# How long past its expiry a running container may still be doing legitimate work: the
+# longest script, then the kill grace and the artifact transfer, with room to spare.
+RUNNING_GRACE_S = MAX_TIMEOUT_S + 600.0
 
 START_DOCKER_HINT = (
     "start a Docker engine: `sudo systemctl start docker`, or on a machine without systemd "
@@ -54,8 +59,13 @@ def require_runtime(client: docker.DockerClient, runtime: str, *, network: str =
 
 
 def reap_orphans(client: docker.DockerClient, *, now: float | None = None) -> int:
-    """Remove sandbox containers whose expiry has passed: left by a run that crashed or was
-    killed before it could clean up. Live containers of concurrent runs are not yet expired."""
+    """Remove sandbox containers left by a run that crashed or was killed before it could
+    clean up. The expiry label is set at creation, before anyone knows how long the script
+    will run, so it only covers a container waiting for its request: one still running
+    may be executing another run's script (of any session on this engine) and is removed
+    only once even the longest execution would be over. Left alone, such a container ends
+    by itself anyway: its runner stops the script at its deadline, and a waiting one exits
+    when its attach socket closes."""
     now = time.time() if now is None else now
     removed = 0
     try:
@@ -63,7 +73,8 @@ def reap_orphans(client: docker.DockerClient, *, now: float | None = None) -> in
     except DockerException:
         return 0
     for container in containers:
-        if _expires(container.labels) < now:
+        grace = RUNNING_GRACE_S if container.status == "running" else 0.0
+        if _expires(container.labels) + grace < now:
             try:
                 container.remove(force=True)
                 removed += 1

@@ -59,10 +59,15 @@ class InputFile(_Frozen):
         return str(pure)
 
 
+# The longest a script may run (a contract's timeout_s is capped at the same value): the
+# orphan reaper relies on it to tell a live execution from a leftover.
+MAX_TIMEOUT_S = 3600.0
+
+
 class ExecutionRequest(_Frozen):
     argv: list[str] = Field(min_length=1)
     files: list[InputFile] = Field(default_factory=list)
-    timeout_s: float = Field(default=30, gt=0)
+    timeout_s: float = Field(default=30, gt=0, le=MAX_TIMEOUT_S)
     limits: Limits = Field(default_factory=Limits)
     caps: OutputCaps = Field(default_factory=OutputCaps)
     runtime: Runtime = "runc"

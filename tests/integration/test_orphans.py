@@ -9,10 +9,13 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 from selfcorrect_action.sandbox import engine
+from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.config import LABEL_SESSION
+from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
 
 CHILD = textwrap.dedent(
     """
@@ -63,3 +66,26 @@ def test_a_killed_run_leaves_nothing_running_and_is_reaped(docker_client, sandbo
     assert engine.reap_orphans(docker_client, now=time.time()) == 0  # not expired yet
     assert engine.reap_orphans(docker_client, now=time.time() + 3600) >= len(leftovers)
     assert _containers(docker_client, session, running_only=False) == []
+
+
+def test_a_running_execution_is_not_reaped_however_long_it_runs(
+    docker_client, sandbox: Sandbox, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
+    """The expiry label is set at creation, before the script's timeout is known: another
+    run's reaper must not take a container that is still executing a long script."""
+    request = ExecutionRequest(argv=["python3", "s.py"], timeout_s=60, files=[
+        InputFile(path="s.py", data=b"import time; print('start', flush=True); time.sleep(6)")])
+    results = []
+    worker = threading.Thread(target=lambda: results.append(sandbox.run(request, tmp_path)))
+    worker.start()
+    try:
+        deadline = time.monotonic() + 30
+        while not _containers(docker_client, sandbox.session, running_only=True):
+            assert time.monotonic() < deadline, "the execution never started"
+            time.sleep(0.1)
+        time.sleep(1)
+        # Long past the idle expiry, still inside the longest allowed execution.
+        assert engine.reap_orphans(docker_client, now=time.time() + 3000) == 0
+    finally:
+        worker.join(timeout=60)
+    assert results and results[0].exit_code == 0 and "start" in results[0].stdout.text
