@@ -7,7 +7,7 @@ layer 2 of the evaluation checks its artifacts and stdout expectations.
 from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -71,7 +71,8 @@ class ArtifactSpec(_Strict):
 
 class ExecutionContract(_Strict):
     artifacts: list[ArtifactSpec] = Field(default_factory=list)
-    stdout_contains: list[str] = Field(default_factory=list)
+    # An empty string is in every output: as a check it could never fail.
+    stdout_contains: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
     network: NetworkPolicy = "none"
     # strict: YAML's `true` or "30" must be an error, not a silent 1 second or 30 seconds.
     timeout_s: float = Field(default=30, gt=0, le=MAX_TIMEOUT_S, strict=True,

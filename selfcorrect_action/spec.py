@@ -36,8 +36,6 @@ from selfcorrect_action.spec_files import (
     Loc,
     read_spec_text,
     repo_root,
-    shared_container,
-    too_deep_at,
     too_large,
 )
 from selfcorrect_action.spec_files import file_problems as _file_problems
@@ -268,12 +266,7 @@ def _parse_mapping(text: str, source: str) -> Any:
     # An issue body arrives as text, not through read_spec_text: the same cap applies.
     if len(text.encode("utf-8", "surrogatepass")) > MAX_SPEC_BYTES:
         raise too_large(source)
-    if (where := too_deep_at(text)) is not None:
-        raise _too_deep(source, *where)
-    try:
-        document = yamlio.load_yaml_text(text, source)
-    except RecursionError as exc:  # ruamel recurses per level, e.g. `- - - - x`
-        raise _too_deep(source, 1, 1) from exc
+    document = yamlio.load_yaml_text(text, source)
     if document is None:
         raise SpecError([
             f"{source}:1:1: the spec is empty"
@@ -287,20 +280,7 @@ def _parse_mapping(text: str, source: str) -> Any:
             f"at the top level, found {found}"
             "\n  hint: write `key: value` lines starting at column 1, without a leading '- '"
         ])
-    alias = shared_container(document)
-    if alias is not None:
-        raise SpecError([_located(
-            source, document, alias, "aliases of lists or mappings (*name) are not supported",
-            "write the value out in full",
-        )])
     return document
-
-
-def _too_deep(source: str, line: int, col: int) -> SpecError:
-    return SpecError([
-        f"{source}:{line}:{col}: nested too deeply to read"
-        "\n  hint: a task spec needs a few levels of lists and mappings, not hundreds"
-    ])
 
 
 def _describe(

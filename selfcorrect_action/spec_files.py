@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
-from typing import Any
 
 from selfcorrect_action.errors import SpecError
 from selfcorrect_action.yamlio import MAX_YAML_BYTES, read_text_file
@@ -56,49 +55,6 @@ def read_spec_text(path: Path) -> str:
 
 def too_large(source: str) -> SpecError:
     return too_large_file(source, MAX_SPEC_BYTES, "a task spec", TOO_LARGE_HINT)
-
-
-# ruamel's scanner is quadratic in the depth of [ and { nesting (2,000 levels: 10-20 s)
-# and its composer recurses per level; no real spec comes near this.
-MAX_FLOW_DEPTH = 200
-
-
-def too_deep_at(text: str) -> tuple[int, int] | None:
-    """Line and column (1-based) of the first [ or { nested deeper than MAX_FLOW_DEPTH,
-    counted crudely (brackets in quoted text count too), which is enough to refuse hostile
-    text before the parser spends seconds on it. None when the text stays within."""
-    depth, line, line_start = 0, 1, 0
-    for offset, char in enumerate(text):
-        if char == "\n":
-            line, line_start = line + 1, offset + 1
-        elif char in "[{":
-            depth += 1
-            if depth > MAX_FLOW_DEPTH:
-                return line, offset - line_start + 1
-        elif char in "]}":
-            depth = max(depth - 1, 0)
-    return None
-
-
-def shared_container(document: Any) -> Loc | None:
-    """Where a list or mapping appears a second time, i.e. an alias such as `*base`.
-
-    Copying such a document for validation expands every alias, so ten nested aliases of
-    ten items each ("billion laughs") would hang the action on a hostile issue body. The
-    walk visits each container once, in document order, so an anchor comes before its alias.
-    """
-    seen: set[int] = set()
-    stack: list[tuple[Loc, Any]] = [((), document)]
-    while stack:
-        loc, node = stack.pop()
-        if not isinstance(node, dict | list):
-            continue
-        if id(node) in seen:
-            return loc
-        seen.add(id(node))
-        items = list(node.items() if isinstance(node, dict) else enumerate(node))
-        stack.extend(((*loc, key), child) for key, child in reversed(items))
-    return None
 
 
 def file_problems(root: Path, entries: Sequence[tuple[Loc, str]]) -> list[FileProblem]:

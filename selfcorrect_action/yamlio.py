@@ -22,6 +22,7 @@ from selfcorrect_action.errors import SpecError
 from selfcorrect_action.fileio import NotRegularFile, read_capped
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
+Loc = tuple[str | int, ...]  # keys and indexes from the document's root to one node
 
 # Hints for the pydantic error types a hand-written YAML file most often trips over.
 _HINTS = {
@@ -37,6 +38,7 @@ _HINTS = {
     "bool_parsing": "write true or false",
     "bool_type": "write true or false",
     "string_type": "write a string (quote it if YAML reads it as something else)",
+    "string_too_short": "write some text, or remove the entry",
     "list_type": "write a YAML list (lines starting with '- ')",
     "dict_type": "write a mapping (key: value lines)",
     "model_type": "write a mapping (key: value lines)",
@@ -47,9 +49,13 @@ _HINTS = {
 
 
 def load_yaml_text(text: str, source: str) -> Any:
-    """Parse YAML text; a syntax error becomes a SpecError at its position."""
+    """Parse YAML text; a syntax error becomes a SpecError at its position. Text that
+    would blow up (nesting hundreds deep, aliases of lists or mappings that expand when
+    copied: "billion laughs") is refused with a located SpecError before it can."""
+    if (where := too_deep_at(text)) is not None:
+        raise _too_deep(source, *where)
     try:
-        return YAML(typ="rt").load(text)
+        document = YAML(typ="rt").load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
@@ -59,6 +65,67 @@ def load_yaml_text(text: str, source: str) -> Any:
         ) from exc
     except YAMLError as exc:
         raise SpecError([f"{source}: invalid YAML: {exc}"]) from exc
+    except RecursionError as exc:  # ruamel recurses per level, e.g. `- - - - x`
+        raise _too_deep(source, 1, 1) from exc
+    alias = shared_container(document)
+    if alias is not None:
+        line, col = locate(document, alias)
+        dotted = ".".join(str(part) for part in alias)
+        raise SpecError([
+            f"{source}:{line}:{col}: {dotted}: aliases of lists or mappings (*name) are not "
+            "supported\n  hint: write the value out in full"
+        ])
+    return document
+
+
+def _too_deep(source: str, line: int, col: int) -> SpecError:
+    return SpecError([
+        f"{source}:{line}:{col}: nested too deeply to read"
+        "\n  hint: a hand-written file needs a few levels of lists and mappings, not hundreds"
+    ])
+
+
+# ruamel's scanner is quadratic in the depth of [ and { nesting (2,000 levels: 10-20 s)
+# and its composer recurses per level; no real spec comes near this.
+MAX_FLOW_DEPTH = 200
+
+
+def too_deep_at(text: str) -> tuple[int, int] | None:
+    """Line and column (1-based) of the first [ or { nested deeper than MAX_FLOW_DEPTH,
+    counted crudely (brackets in quoted text count too), which is enough to refuse hostile
+    text before the parser spends seconds on it. None when the text stays within."""
+    depth, line, line_start = 0, 1, 0
+    for offset, char in enumerate(text):
+        if char == "\n":
+            line, line_start = line + 1, offset + 1
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_FLOW_DEPTH:
+                return line, offset - line_start + 1
+        elif char in "]}":
+            depth = max(depth - 1, 0)
+    return None
+
+
+def shared_container(document: Any) -> Loc | None:
+    """Where a list or mapping appears a second time, i.e. an alias such as `*base`.
+
+    Copying such a document for validation expands every alias, so ten nested aliases of
+    ten items each ("billion laughs") would hang the action on a hostile issue body. The
+    walk visits each container once, in document order, so an anchor comes before its alias.
+    """
+    seen: set[int] = set()
+    stack: list[tuple[Loc, Any]] = [((), document)]
+    while stack:
+        loc, node = stack.pop()
+        if not isinstance(node, dict | list):
+            continue
+        if id(node) in seen:
+            return loc
+        seen.add(id(node))
+        items = list(node.items() if isinstance(node, dict) else enumerate(node))
+        stack.extend(((*loc, key), child) for key, child in reversed(items))
+    return None
 
 
 def _syntax_message(exc: MarkedYAMLError) -> str:

@@ -11,7 +11,8 @@ import pytest
 
 from selfcorrect_action.errors import SpecError
 from selfcorrect_action.spec import file_problems, load_spec, load_spec_text
-from selfcorrect_action.spec_files import repo_root, shared_container
+from selfcorrect_action.spec_files import repo_root
+from selfcorrect_action.yamlio import shared_container
 
 SPEC = """\
 prompt: Chart the sales
