@@ -81,9 +81,11 @@ def main() -> int:
     report["oom_kills"] = (
         None if oom_before is None or oom_after is None else oom_after - oom_before
     )
-    members, rejected, left_out = _select_artifacts(header["caps"], inputs)
+    members, rejected, left_out, unchanged = _select_artifacts(
+        header["caps"], inputs, header.get("wanted", []))
     report["rejected"] = rejected
     report["unlisted"] = left_out
+    report["unchanged_inputs"] = unchanged
     body = _to_json(report).encode("utf-8", "replace")
     nonce = header["nonce"].encode()
     stdout.write(b"RESULT %s %d\n" % (nonce, len(body)) + body)
@@ -400,38 +402,90 @@ def _oom_kills() -> int | None:
     return None
 
 
-def _select_artifacts(caps: dict, inputs: dict[str, bytes]):
-    """Regular files of the work dir (links never followed), within the caps. What is left
-    out is reported with the reason, so the contract check can say why."""
-    members, rejected, total, left_out = [], [], 0, 0
-    for scanned, (rel, entry) in enumerate(_walk(WORK_DIR, "")):
-        if scanned >= MAX_SCANNED:
+def _select_artifacts(caps: dict, inputs: dict[str, bytes], wanted: list[str]):
+    """Regular files of the work dir (links never followed), within the caps, the files the
+    contract asks for first: a script that also leaves thousands of scratch files must not
+    push those out. What is left out is reported with the reason, so the contract check
+    can say why; inputs that came back unchanged are named apart (they are not output)."""
+    members, rejected, unchanged = [], [], []
+    total = left_out = scanned = 0
+    first = list(_wanted_entries(wanted))
+    taken = {rel for rel, _, _ in first}
+    for rel, entry, folder_note in _chain(first, _walk(WORK_DIR, "")):
+        if entry is not None and not isinstance(entry, _PathEntry) and rel in taken:
+            continue  # a wanted file, met again by the walk
+        scanned += 1
+        if scanned > MAX_SCANNED:
             left_out += 1
             continue
-        reason, size = _rejection(entry, rel, caps, inputs, len(members), total)
+        reason, size = (folder_note, 0) if folder_note else _rejection(
+            entry, rel, caps, inputs, len(members), total)
         if reason == "unchanged input":
-            continue
-        if reason is None:
+            unchanged.append(_printable(rel))
+        elif reason is None:
             total += size
             members.append((rel, entry.path))
         elif len(rejected) < MAX_REJECTED:
             rejected.append({"path": _printable(rel), "size": size, "reason": reason})
         else:
             left_out += 1
-    return members, rejected, left_out
+    return members, rejected, left_out, unchanged[:MAX_REJECTED]
+
+
+def _chain(*iterables):
+    for iterable in iterables:
+        yield from iterable
+
+
+class _PathEntry:
+    """The parts of os.DirEntry that _rejection uses, for a path looked up by name."""
+
+    def __init__(self, path: str, st: os.stat_result) -> None:
+        self.path, self._st = path, st
+
+    def stat(self, follow_symlinks: bool = True) -> os.stat_result:
+        return self._st
+
+    def is_symlink(self) -> bool:
+        return (self._st.st_mode & 0o170000) == 0o120000
+
+    def is_file(self, follow_symlinks: bool = True) -> bool:
+        return (self._st.st_mode & 0o170000) == 0o100000
+
+
+def _wanted_entries(wanted: list[str]):
+    """The contract's paths that exist in the work dir, looked up directly and never
+    through a link: a folder on the way that is a symbolic link (or anything but a real
+    folder) leaves the path to the walk, which reports the link itself."""
+    for raw in wanted:
+        rel = os.path.normpath(raw)
+        if rel.startswith(("/", "..")) or rel == ".":
+            continue
+        path, parts = WORK_DIR, rel.split("/")
+        try:
+            for part in parts[:-1]:
+                path = os.path.join(path, part)
+                if (os.lstat(path).st_mode & 0o170000) != 0o040000:
+                    raise NotADirectoryError(path)
+            path = os.path.join(path, parts[-1])
+            st = os.lstat(path)
+        except OSError:
+            continue
+        if (st.st_mode & 0o170000) != 0o040000:
+            yield rel, _PathEntry(path, st), None
 
 
 def _rejection(entry, rel: str, caps: dict, inputs: dict[str, bytes], count: int,
                total: int):
     size = entry.stat(follow_symlinks=False).st_size
-    if rel.endswith("/"):  # a folder _walk would not descend into
-        return "folder nested too deeply (not examined)", 0
     if not _valid_name(rel):
         return "name is not valid UTF-8 or too long for the transfer", size
     if entry.is_symlink():
         return "symbolic link (not followed)", 0
     if not entry.is_file(follow_symlinks=False):
         return "not a regular file", 0
+    if not os.access(entry.path, os.R_OK):
+        return "cannot be read (its permissions refuse it)", size
     # Size first: a script that grows an input to a terabyte (sparse) must not make us hash it.
     if rel in inputs and size == len(inputs[rel]) and _same_content(entry.path, inputs[rel]):
         return "unchanged input", size
@@ -445,21 +499,24 @@ def _rejection(entry, rel: str, caps: dict, inputs: dict[str, bytes], count: int
 
 
 def _walk(root: str, prefix: str):
-    """Every entry under root, depth first, iteratively (no recursion limit to trip), never
-    following links; folders deeper than MAX_DEPTH are reported instead of entered."""
+    """(rel, entry, None) for every entry under root, depth first, iteratively (no
+    recursion limit to trip), never following links; a folder it will not or cannot enter
+    comes as (rel + "/", None, why)."""
     stack = [(root, prefix, 0)]
     while stack:
         folder, rel_prefix, depth = stack.pop()
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name, reverse=True)
         except OSError:
+            if rel_prefix:
+                yield rel_prefix, None, "folder cannot be read (its permissions refuse it)"
             continue
         for entry in entries:
             rel = f"{rel_prefix}{entry.name}"
             if not entry.is_dir(follow_symlinks=False):
-                yield rel, entry
+                yield rel, entry, None
             elif depth >= MAX_DEPTH:
-                yield rel + "/", entry
+                yield rel + "/", None, "folder nested too deeply (not examined)"
             else:
                 stack.append((entry.path, rel + "/", depth + 1))
 

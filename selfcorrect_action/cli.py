@@ -33,7 +33,8 @@ def _add_exec(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--runtime", choices=["runc", "runsc"], default="runc")
     p.add_argument("--timeout", type=float, help="seconds; overrides the contract's timeout_s")
-    p.add_argument("--artifacts-dir", type=Path, help="keep the artifacts copied out here")
+    p.add_argument("--artifacts-dir", type=Path,
+                   help="keep the artifacts copied out here (a new or empty folder)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(handler=_run_exec)
 

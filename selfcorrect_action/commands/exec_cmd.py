@@ -26,6 +26,7 @@ from selfcorrect_action.sandbox.models import (
     InputFile,
     Limits,
     Runtime,
+    script_argv,
 )
 from selfcorrect_action.taxonomy import Verdict
 
@@ -49,7 +50,7 @@ def exec_script(
                              f"got {timeout_s}")
         contract = contract.model_copy(update={"timeout_s": timeout_s})
     if artifacts_dir is not None:
-        writable_folder(artifacts_dir, "--artifacts-dir")
+        writable_folder(artifacts_dir, "--artifacts-dir", empty=True)
     request = build_request(script, inputs, contract, runtime)
     client = engine.connect()
     image = ensure_image(client, progress=_progress_to_stderr)
@@ -82,8 +83,8 @@ def build_request(
         )
     limits = Limits(memory_mb=contract.memory_mb, network=contract.network)
     return ExecutionRequest(
-        argv=["python3", script.name], files=files, timeout_s=contract.timeout_s,
-        limits=limits, runtime=runtime,
+        argv=script_argv(script.name), files=files, timeout_s=contract.timeout_s,
+        limits=limits, runtime=runtime, artifact_paths=[a.path for a in contract.artifacts],
     )
 
 

@@ -11,11 +11,19 @@ from pathlib import Path
 from selfcorrect_action.errors import UsageError
 
 
-def writable_folder(path: Path, flag: str) -> Path:
-    """`path` is a folder we can write into; created if missing."""
+def writable_folder(path: Path, flag: str, *, empty: bool = False) -> Path:
+    """`path` is a folder we can write into; created if missing. With `empty`, one that
+    already holds something is refused: nothing of the user's is overwritten, and files
+    left by an earlier run are never mistaken for (or collide with) new ones."""
+    if path.is_symlink() and not path.exists():
+        raise UsageError(f"{flag} {path}: is a link to a folder that does not exist",
+                         hint="create the folder it points to, or name another one")
     if path.exists() and not path.is_dir():
         raise UsageError(f"{flag} {path}: exists and is not a folder",
                          hint="name a folder (it is created if missing)")
+    if empty and path.is_dir() and any(path.iterdir()):
+        raise UsageError(f"{flag} {path}: is not empty",
+                         hint="name a new or empty folder, or empty this one first")
     try:
         path.mkdir(parents=True, exist_ok=True)
         _probe(path)

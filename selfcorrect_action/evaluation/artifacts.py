@@ -46,13 +46,15 @@ def find_record(records: Sequence[ArtifactRecord], path: str) -> ArtifactRecord 
 
 
 def check_artifact(
-    spec: ArtifactSpec, record: ArtifactRecord | None, *, written: Sequence[str] = ()
+    spec: ArtifactSpec, record: ArtifactRecord | None, *, written: Sequence[str] = (),
+    unchanged: Sequence[str] = (),
 ) -> list[Check]:
     """Every check for one artifact, in order; stops after a failed existence check.
 
-    `written` lists the paths the script did write, to point at a near miss ("chart.PNG").
+    `written` lists the paths the script did write, to point at a near miss ("chart.PNG");
+    `unchanged` the inputs that came back as they went in (so they are no artifacts).
     """
-    exists = _exists(spec, record, written)
+    exists = _exists(spec, record, written, unchanged)
     if not exists.passed or record is None or record.host_path is None:
         return [exists]
     file = record.host_path
@@ -66,7 +68,12 @@ def check_artifact(
     return results
 
 
-def _exists(spec: ArtifactSpec, record: ArtifactRecord | None, written: Sequence[str]) -> Check:
+def _exists(spec: ArtifactSpec, record: ArtifactRecord | None, written: Sequence[str],
+            unchanged: Sequence[str]) -> Check:
+    if record is None and _normalise(spec.path) in {_normalise(n) for n in unchanged}:
+        return checks.failed(spec.path, "exists", (
+            "this is an input, and the script left it as it was: an input counts as output "
+            "only once the script rewrites it"))
     if record is None:
         return checks.failed(spec.path, "exists", _not_written(spec.path, written))
     if record.rejected is not None:

@@ -77,7 +77,8 @@ def evaluate_contract(result: ExecutionResult, contract: ExecutionContract) -> l
     checks: list[Check] = []
     for spec in contract.artifacts:
         record = find_record(result.artifacts, spec.path)
-        checks.extend(check_artifact(spec, record, written=written))
+        checks.extend(check_artifact(spec, record, written=written,
+                                     unchanged=result.unchanged_inputs))
     checks.extend(
         _stdout_contains(result.stdout, expected) for expected in contract.stdout_contains
     )

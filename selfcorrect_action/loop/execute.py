@@ -14,6 +14,7 @@ from selfcorrect_action.sandbox.models import (
     ExecutionResult,
     InputFile,
     Limits,
+    script_argv,
 )
 
 MAX_CARRIED_ARTIFACT_BYTES = 16 * 1024 * 1024
@@ -30,9 +31,8 @@ def execute(state: RunState, deps: Deps) -> RunState:
     started = deps.monotonic()
     candidate = InputFile(path=state.output_name, data=attempt.code.encode())
     folder = deps.work_root / f"attempt-{attempt.index}"
-    result = deps.sandbox.run(_request(state, [candidate, *deps.inputs], ["python3",
-                                                                          state.output_name]),
-                              folder / "run")
+    result = deps.sandbox.run(_request(state, [candidate, *deps.inputs],
+                                       script_argv(state.output_name)), folder / "run")
     test_result = None
     if state.tests and _ran_cleanly(result):
         deps.on_event("execute", f"attempt {attempt.index}: running the frozen tests")
@@ -52,7 +52,7 @@ def _request(state: RunState, files: list[InputFile], argv: list[str]) -> Execut
     return ExecutionRequest(
         argv=argv, files=files, timeout_s=contract.timeout_s,
         limits=Limits(memory_mb=contract.memory_mb, network=contract.network),
-        runtime=state.runtime,
+        runtime=state.runtime, artifact_paths=[a.path for a in contract.artifacts],
     )
 
 

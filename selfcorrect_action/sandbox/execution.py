@@ -111,6 +111,9 @@ def _from_report(
         artifacts=records,
         runtime=request.runtime,
         artifact_note=note,
+        unchanged_inputs=[str(name)[:300] for name in report.get("unchanged_inputs", [])
+                          if isinstance(name, str)][:MAX_REJECTED_LISTED]
+        if isinstance(report.get("unchanged_inputs"), list) else [],
     )
 
 

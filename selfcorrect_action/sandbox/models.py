@@ -74,6 +74,17 @@ class ExecutionRequest(_Frozen):
     env: dict[str, str] = Field(
         default_factory=dict, description="explicit extra variables; nothing is inherited"
     )
+    artifact_paths: list[str] = Field(
+        default_factory=list,
+        description="the files the contract asks for: collected first, so a flood of other "
+        "files cannot push them past the artifact caps",
+    )
+
+
+def script_argv(name: str) -> list[str]:
+    """How a script in the work dir is run. `--` ends the interpreter's options: a script
+    named `-c.py` or `-m.py` must run as a file, not as an option with an argument."""
+    return ["python3", "--", name]
 
 
 class ArtifactRecord(_Frozen):
@@ -111,5 +122,9 @@ class ExecutionResult(_Frozen):
         default=None,
         description="set when the artifacts could not all be copied out (stream too large, "
         "malformed or late); the script's own outcome is unaffected",
+    )
+    unchanged_inputs: list[str] = Field(
+        default_factory=list,
+        description="inputs found as they were placed: not output, so not among the artifacts",
     )
 

@@ -45,6 +45,7 @@ def encode_request(request: ExecutionRequest, *, deadline_s: float, nonce: str) 
         "env": request.env,
         "deadline_s": deadline_s,
         "caps": request.caps.model_dump(),
+        "wanted": request.artifact_paths,
     }
     header_bytes = json.dumps(header).encode()
     # The files' bytes back to back, as the header lists them: the runner needs no tarfile.

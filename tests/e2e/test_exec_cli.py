@@ -92,6 +92,41 @@ def test_bad_contract_is_a_usage_error_with_its_location(
     assert f"{contract}:4:1: network" in err
 
 
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_script_named_like_an_option_runs_as_the_script(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    script = tmp_path / "-cexit().py"  # without `--`, python3 would run `exit().py` as code
+    script.write_text("raise SystemExit(5)\n")
+    code, out, _ = _exec(capsys, str(script), "--json")
+    assert code == 1 and json.loads(out)["exit_code"] == 5
+
+
+@pytest.mark.usefixtures("sandbox_image")
+def test_an_input_required_as_output_but_left_unchanged_is_said_so(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    contract = tmp_path / "c.yml"
+    contract.write_text("artifacts:\n  - path: sales.csv\n    kind: csv\n")
+    script = tmp_path / "noop.py"
+    script.write_text("print('nothing to do')\n")
+    code, out, _ = _exec(capsys, str(script), "--contract", str(contract), "--input",
+                         str(EXAMPLE / "sales.csv"), "--json")
+    report = json.loads(out)
+    assert code == 1 and report["failed_layer"] == "contract"
+    assert "the script left it as it was" in report["evidence"]
+
+
+def test_a_non_empty_artifacts_dir_is_refused_before_running(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "chart.png").write_bytes(b"from an earlier run")
+    code, _, err = _exec(capsys, str(EXAMPLE / "sales_chart.py"), "--artifacts-dir",
+                         str(tmp_path))
+    assert code == 2 and "is not empty" in err
+    assert (tmp_path / "chart.png").read_bytes() == b"from an earlier run"
+
+
 def test_missing_script_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _exec(capsys, "/nonexistent/script.py")
     assert code == 2 and "no such file" in err

@@ -131,3 +131,63 @@ def test_artifact_names_too_long_to_transfer_are_reported(run_script) -> None:
     assert by_path["a" * 95 + ".txt"].host_path is not None
     assert by_path["c" * 60 + "/" + "d" * 60 + "/e.txt"].host_path is not None
     assert "too long" in (by_path["b" * 150 + ".txt"].rejected or "")
+
+
+def _run(sandbox: Sandbox, runtime: str, tmp_path: Path, code: str, **extra: object):  # type: ignore[no-untyped-def]
+    request = ExecutionRequest(argv=["python3", "s.py"], runtime=runtime,  # type: ignore[arg-type]
+                               files=[InputFile(path="s.py", data=code.encode())], **extra)
+    return sandbox.run(request, tmp_path / uuid.uuid4().hex)
+
+
+def test_the_contracts_files_are_taken_before_a_flood_of_others(
+    sandbox: Sandbox, runtime: str, tmp_path: Path
+) -> None:
+    """Past the file cap, the walk's order would decide which files come back: the ones the
+    contract names are collected first, whatever their names and folders."""
+    code = (
+        "import os\nos.makedirs('out/deep', exist_ok=True)\n"
+        "for i in range(3000): open(f'junk{i:04}.txt', 'w').write('x')\n"
+        "open('AAA_result.json', 'w').write('{}')\n"
+        "open('out/deep/zzz.csv', 'w').write('a\\n1\\n')\n"
+    )
+    result = _run(sandbox, runtime, tmp_path, code,
+                  artifact_paths=["AAA_result.json", "out/deep/zzz.csv", "missing.png"])
+    by_path = {a.path: a for a in result.artifacts}
+    assert by_path["AAA_result.json"].host_path is not None
+    assert by_path["out/deep/zzz.csv"].host_path is not None
+    assert by_path["out/deep/zzz.csv"].host_path.read_text() == "a\n1\n"
+    assert "missing.png" not in by_path
+    assert sum(1 for a in result.artifacts if a.host_path) <= 256  # the cap still holds
+
+
+def test_a_wanted_path_through_a_linked_folder_is_not_followed(
+    sandbox: Sandbox, runtime: str, tmp_path: Path
+) -> None:
+    result = _run(sandbox, runtime, tmp_path, "import os\nos.symlink('/etc', 'conf')\n",
+                  artifact_paths=["conf/passwd"])
+    by_path = {a.path: a for a in result.artifacts}
+    assert "conf/passwd" not in by_path
+    assert "link" in (by_path["conf"].rejected or "")
+
+
+def test_unreadable_files_and_folders_are_named_not_dropped(
+    sandbox: Sandbox, runtime: str, tmp_path: Path
+) -> None:
+    code = (
+        "import os\nopen('secret.txt', 'w').write('x')\nos.chmod('secret.txt', 0)\n"
+        "os.mkdir('locked')\nopen('locked/in.txt', 'w').write('x')\nos.chmod('locked', 0)\n"
+    )
+    result = _run(sandbox, runtime, tmp_path, code, artifact_paths=["secret.txt"])
+    by_path = {a.path: a for a in result.artifacts}
+    assert by_path["secret.txt"].rejected == "cannot be read (its permissions refuse it)"
+    assert by_path["locked/"].rejected == "folder cannot be read (its permissions refuse it)"
+
+
+def test_unchanged_inputs_are_named_apart(sandbox: Sandbox, runtime: str, tmp_path: Path) -> None:
+    files = [InputFile(path="s.py", data=b"open('b.csv', 'a').write('2')\n"),
+             InputFile(path="a.csv", data=b"1"), InputFile(path="b.csv", data=b"1")]
+    request = ExecutionRequest(argv=["python3", "s.py"], runtime=runtime,  # type: ignore[arg-type]
+                               files=files)
+    result = sandbox.run(request, tmp_path / "unchanged")
+    assert sorted(result.unchanged_inputs) == ["a.csv", "s.py"]
+    assert [a.path for a in result.artifacts if a.host_path] == ["b.csv"]
