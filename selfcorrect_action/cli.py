@@ -8,12 +8,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from selfcorrect_action import __version__
 from selfcorrect_action.errors import SelfcorrectError
+from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 
 Handler = Callable[[argparse.Namespace], int]
 
@@ -135,15 +138,39 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     handler: Handler = args.handler
+    # CI logs are public more often than not: an API error or a retry warning that quotes
+    # a token must not print it.
+    secrets = secrets_from_env(os.environ)
+    _log_redacted(secrets)
     try:
         return handler(args)
     except SelfcorrectError as exc:
-        print(f"selfcorrect: error: {exc}", file=sys.stderr)
+        print(redact(f"selfcorrect: error: {exc}", secrets=secrets), file=sys.stderr)
         if getattr(args, "json", False):
             # A caller parsing stdout gets an answer too, not an empty stream.
-            print(json.dumps({"error": exc.message, "hint": exc.hint,
-                              "exit_code": exc.exit_code}))
+            print(json.dumps(redact_data({"error": exc.message, "hint": exc.hint},
+                                         secrets=secrets) | {"exit_code": exc.exit_code}))
         return exc.exit_code
     except KeyboardInterrupt:
         print("selfcorrect: interrupted", file=sys.stderr)
         return 130
+
+
+class _RedactingFormatter(logging.Formatter):
+    def __init__(self, secrets: list[str]) -> None:
+        super().__init__("selfcorrect: %(levelname)s: %(message)s")
+        self._secrets = secrets
+
+    def format(self, record: logging.LogRecord) -> str:
+        return redact(super().format(record), secrets=self._secrets)
+
+
+def _log_redacted(secrets: list[str]) -> None:
+    """Warnings (LLM retries) go to stderr, redacted, instead of through logging's
+    last-resort handler, which prints them as they are."""
+    package = logging.getLogger("selfcorrect_action")
+    if any(isinstance(h.formatter, _RedactingFormatter) for h in package.handlers):
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(_RedactingFormatter(secrets))
+    package.addHandler(handler)

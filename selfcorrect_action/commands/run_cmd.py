@@ -21,7 +21,7 @@ from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import Deps, utc_now
 from selfcorrect_action.loop.orchestrator import INTERRUPTED, run_loop
 from selfcorrect_action.loop.state import RunState, Status
-from selfcorrect_action.redact import secrets_from_env
+from selfcorrect_action.redact import redact, secrets_from_env
 from selfcorrect_action.report.writer import write_reports
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
@@ -67,6 +67,7 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str] | None = None) -
     if options.record is not None:
         writable_file(options.record, "--record")
     console = Console(stderr=True, highlight=False)
+    secrets = secrets_from_env(environ)
     state = initial_state(loaded, models, options)
     from selfcorrect_action.llm.factory import client_for  # litellm loads on first call only
 
@@ -81,10 +82,10 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str] | None = None) -
         sandbox.warm(Limits(memory_mb=contract.memory_mb, network=contract.network),
                      options.runtime)
         deps = Deps(llm=llm, sandbox=sandbox, work_root=Path(scratch), inputs=_inputs(loaded),
-                    price=_price(), on_event=_progress(console))
+                    price=_price(), on_event=_progress(console, secrets))
         state = run_loop(state, deps)
-        paths = publish(state, loaded, out_dir, Path(scratch), secrets=secrets_from_env(environ))
-    _print_outcome(state, paths, console, as_json=options.as_json)
+        paths = publish(state, loaded, out_dir, Path(scratch), secrets=secrets)
+    _print_outcome(state, paths, console, as_json=options.as_json, secrets=secrets)
     if state.stop_reason == INTERRUPTED:
         raise KeyboardInterrupt
     return EXIT_FOR_STATUS.get(state.status, 3)
@@ -182,23 +183,25 @@ def _price():  # type: ignore[no-untyped-def]
     return price_usd
 
 
-def _progress(console: Console):  # type: ignore[no-untyped-def]
+def _progress(console: Console, secrets: list[str]):  # type: ignore[no-untyped-def]
     styles = {"plan": "cyan", "generate": "magenta", "execute": "blue", "evaluate": "yellow",
               "done": "bold"}
 
     def show(step: str, message: str) -> None:
-        # Messages quote script output: no rich markup and no terminal control characters.
-        safe = escape(terminal_safe(message))
+        # Messages quote script output and model answers: no secrets, no rich markup and no
+        # terminal control characters.
+        safe = escape(terminal_safe(redact(message, secrets=secrets)))
         console.print(f"[{styles.get(step, 'white')}]{step:>8}[/] {safe}", markup=True)
     return show
 
 
-def _print_outcome(state: RunState, paths: Published, console: Console, *, as_json: bool
-                   ) -> None:
+def _print_outcome(state: RunState, paths: Published, console: Console, *, as_json: bool,
+                   secrets: list[str]) -> None:
     usage = state.usage
     if as_json:
         print(json.dumps({
-            "status": state.status.value, "stop_reason": state.stop_reason,
+            "status": state.status.value,
+            "stop_reason": redact(state.stop_reason, secrets=secrets),
             "attempts": len(state.attempts), "tokens": usage.tokens,
             "cost_usd": round(usage.cost_usd, 6) if usage.cost_known else None,
             "replayed": state.replayed,
@@ -206,6 +209,6 @@ def _print_outcome(state: RunState, paths: Published, console: Console, *, as_js
             "run_json": str(paths.run_json), "audit": str(paths.audit),
         }, indent=2))
         return
-    print(render("reports/run_summary.txt.j2", state=state, output=paths.output,
-                 audit=paths.audit, run_json=paths.run_json), end="")
+    print(redact(render("reports/run_summary.txt.j2", state=state, output=paths.output,
+                        audit=paths.audit, run_json=paths.run_json), secrets=secrets), end="")
 

@@ -8,6 +8,7 @@ Jitter" (2015). Pure functions: the client owns the sleeping, through an injecte
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -53,10 +54,14 @@ def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None)
 
 
 def _as_float(raw: str | None) -> float | None:
+    """A number of the header, or None. NaN counts as none: it would pass every comparison
+    with the longest wait we accept and then crash time.sleep. (inf is kept: it asks for a
+    wait longer than any we accept, so the call gives up.)"""
     try:
-        return float(raw) if raw is not None else None
+        value = float(raw) if raw is not None else None
     except ValueError:
         return None
+    return None if value is not None and math.isnan(value) else value
 
 
 def _seconds_until(http_date: str, now: datetime) -> float | None:

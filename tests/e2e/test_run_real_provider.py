@@ -66,3 +66,24 @@ def test_an_api_outage_ends_as_error_with_reports(
     assert "503" in state.stop_reason or "unavailable" in state.stop_reason.lower()
     assert "ERROR" in out
     assert (tmp_path / "AUDIT.md").read_text().count("error") >= 1
+
+
+@pytest.mark.usefixtures("sandbox_image", "api_key")
+def test_secrets_in_api_errors_never_reach_the_terminal(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An error body that quotes a token (token-shaped, or the value of a secret variable
+    of this process) is redacted on the terminal too, not only in the reports; and a
+    Retry-After of NaN is no reason to crash."""
+    shaped = "ghp_" + "Z" * 36
+    monkeypatch.setenv("DEPLOY_PASSWORD", "hunter2-but-longer")
+    message = f"bad request from {shaped} with hunter2-but-longer"
+    with FakeOpenAIServer() as server:
+        server.script(Status(429, retry_after="nan"), *[Status(400, message=message)] * 5)
+        code = main(["run", "examples/tasks/bar_chart.yml", "--api-base", server.api_base,
+                     "--out", str(tmp_path)])
+    out, err = capsys.readouterr()
+    assert code == 3, err
+    for text in (out, err, (tmp_path / "run.json").read_text()):
+        assert shaped not in text and "hunter2-but-longer" not in text
+    assert "REDACTED" in out + err

@@ -27,6 +27,9 @@ def test_backoff_is_full_jitter_under_a_doubling_cap() -> None:
         ({"Retry-After": "Wed, 21 Oct 2026 07:28:30 GMT"}, 30.0),
         ({"Retry-After": "Wed, 21 Oct 2026 07:27:00 GMT"}, 0.0),
         ({"Retry-After": "soon"}, None),
+        ({"Retry-After": "nan"}, None),  # would crash time.sleep
+        ({"retry-after-ms": "NaN", "retry-after": "2"}, 2.0),
+        ({"Retry-After": "inf"}, float("inf")),  # longer than any wait: give up
         ({}, None),
     ],
 )
