@@ -10,7 +10,9 @@ import argparse
 import json
 import logging
 import os
+import signal
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -142,6 +144,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # a token must not print it.
     secrets = secrets_from_env(os.environ)
     _log_redacted(secrets)
+    # CI cancels a job with SIGTERM: end like Ctrl-C does, with the reports written and the
+    # sandbox containers removed, instead of dying where we stand.
+    previous = _terminate_as_interrupt()
     try:
         return handler(args)
     except SelfcorrectError as exc:
@@ -154,6 +159,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("selfcorrect: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 class _RedactingFormatter(logging.Formatter):
@@ -174,3 +182,15 @@ def _log_redacted(secrets: list[str]) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_RedactingFormatter(secrets))
     package.addHandler(handler)
+
+
+def _terminate_as_interrupt():  # type: ignore[no-untyped-def]
+    """SIGTERM raises KeyboardInterrupt from now on; returns the handler it replaced (None
+    outside the main thread, where no handler can be set)."""
+    if threading.current_thread() is not threading.main_thread():
+        return None
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    return signal.signal(signal.SIGTERM, interrupt)

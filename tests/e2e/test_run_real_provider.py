@@ -12,7 +12,7 @@ from ruamel.yaml import YAML
 from selfcorrect_action.cli import main
 from selfcorrect_action.llm.recording import read_recording
 from selfcorrect_action.report.run_json import load_run_json
-from tests.fakes.openai_server import FakeOpenAIServer, Reply, Status
+from tests.fakes.openai_server import FakeOpenAIServer, Hang, Reply, Status
 
 ROOT = Path(__file__).parents[2]
 
@@ -87,3 +87,34 @@ def test_secrets_in_api_errors_never_reach_the_terminal(
     for text in (out, err, (tmp_path / "run.json").read_text()):
         assert shaped not in text and "hunter2-but-longer" not in text
     assert "REDACTED" in out + err
+
+
+@pytest.mark.usefixtures("sandbox_image", "api_key")
+def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path, docker_client) -> None:  # type: ignore[no-untyped-def]
+    """CI cancels with SIGTERM: the reports are still written and no container stays."""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from selfcorrect_action.sandbox.config import LABEL
+
+    before = {c.id for c in docker_client.containers.list(all=True, filters={"label": LABEL})}
+    with FakeOpenAIServer() as server:
+        server.script(Hang(120))
+        child = subprocess.Popen(
+            [sys.executable, "-m", "selfcorrect_action", "run", "examples/tasks/bar_chart.yml",
+             "--api-base", server.api_base, "--out", str(tmp_path)],
+            cwd=ROOT, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        deadline = time.monotonic() + 90
+        while not server.requests:  # the plan call is hanging: the pool container is up
+            assert time.monotonic() < deadline and child.poll() is None, child.stderr
+            time.sleep(0.2)
+        child.send_signal(signal.SIGTERM)
+        _, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err.decode()
+    state = load_run_json((tmp_path / "run.json").read_text())
+    assert state.status.value == "error" and state.stop_reason.startswith("interrupted")
+    after = {c.id for c in docker_client.containers.list(all=True, filters={"label": LABEL})}
+    assert after - before == set()
