@@ -34,6 +34,7 @@ from selfcorrect_action.spec_checks import Conflict, dotted, find_conflicts, pla
 from selfcorrect_action.spec_files import (
     MAX_SPEC_BYTES,
     Loc,
+    output_problem,
     read_spec_text,
     repo_root,
     too_large,
@@ -235,11 +236,14 @@ def load_spec_text(
 
 
 def file_problems(loaded: LoadedSpec) -> list[str]:
-    """Located problems for tests and inputs that are missing or not plain files in the repo."""
-    return [
-        _located(loaded.source, loaded.document, loc, message, hint)
-        for loc, message, hint in _file_problems(loaded.root, placed_files(loaded.spec))
-    ]
+    """Located problems for tests and inputs that are missing or not plain files in the repo,
+    and for an output path that goes through a link."""
+    found = _file_problems(loaded.root, placed_files(loaded.spec))
+    output = loaded.spec.output
+    if output and (problem := output_problem(loaded.root, output)):
+        found.append((("output",), *problem))
+    return [_located(loaded.source, loaded.document, loc, message, hint)
+            for loc, message, hint in found]
 
 
 def _load(

@@ -8,6 +8,7 @@ conflict carries the location of the field to change, which the loader turns int
 from __future__ import annotations
 
 import keyword
+import sys
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -54,6 +55,15 @@ def _placement_conflicts(spec: TaskSpec) -> list[Conflict]:
     return conflicts
 
 
+# Modules a script in the work dir would hide: the standard library and what the sandbox
+# image installs (sandbox/Dockerfile) or its tests run with.
+SHADOWED_MODULES = frozenset(sys.stdlib_module_names) | {
+    "numpy", "pandas", "matplotlib", "PIL", "scipy", "requests", "bs4", "lxml", "pytest",
+    "_pytest", "yaml", "openpyxl", "tabulate", "dateutil", "sklearn", "pluggy", "urllib3",
+    "certifi", "charset_normalizer", "idna", "six", "pytz", "conftest",
+}  # fmt: skip
+
+
 def _output_conflicts(spec: TaskSpec) -> list[Conflict]:
     if spec.output is None:
         return []
@@ -67,6 +77,14 @@ def _output_conflicts(spec: TaskSpec) -> list[Conflict]:
             "choose another output file name",
         ))
     module = PurePosixPath(spec.output).stem
+    if module in SHADOWED_MODULES:
+        conflicts.append(Conflict(
+            ("output",),
+            f"the script runs as {name} in its work dir, which comes first on sys.path: "
+            f"every `import {module}` (inside pandas, pytest... too) would import the script "
+            "instead of the real module",
+            f"choose a name that is not a module's, e.g. {module}_task.py",
+        ))
     if spec.kind == "function" and not _importable(module):
         conflicts.append(Conflict(
             ("output",),

@@ -7,6 +7,7 @@ caller to locate in the YAML, or as SpecError lines where there is no field to p
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
@@ -116,4 +117,22 @@ def _file_problem(root: Path, real_root: Path, relative: str) -> tuple[str, str]
             f"{relative} resolves to {real}, outside the repository",
             "copy the file into the repository instead of linking to it",
         )
+    return None
+
+
+def output_problem(root: Path, relative: str) -> tuple[str, str] | None:
+    """A problem with where the passing script would be written, if any: a committed
+    symbolic link on the way (scripts -> ../tests) would make it overwrite a frozen test or
+    land outside the repository."""
+    target = root
+    for part in PurePosixPath(relative).parts:
+        target = target / part
+        if target.is_symlink():
+            return (f"{relative} goes through the symbolic link {target.relative_to(root)} "
+                    f"(to {os.readlink(target)})",
+                    "write the output to a real folder of the repository")
+        if not target.exists():
+            return None
+    if target.is_dir():
+        return f"{relative} is a folder", "name a file"
     return None

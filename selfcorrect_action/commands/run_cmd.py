@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import tempfile
 import uuid
 from collections.abc import Mapping
@@ -22,7 +21,12 @@ from selfcorrect_action.loop.deps import Deps, utc_now
 from selfcorrect_action.loop.orchestrator import INTERRUPTED, run_loop
 from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.redact import redact, secrets_from_env
-from selfcorrect_action.report.writer import write_reports
+from selfcorrect_action.report.writer import (
+    copy_atomically,
+    destination,
+    write_atomically,
+    write_reports,
+)
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.image import ensure_image
@@ -164,12 +168,15 @@ def publish(state: RunState, loaded: LoadedSpec, out_dir: Path, work_root: Path,
     reports = write_reports(state, out_dir, secrets=secrets)
     output = None
     if state.status is Status.PASSED and state.last is not None:
-        output = out_dir / str(loaded.spec.output)
-        output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(state.last.code, encoding="utf-8")
+        # Through destination(): never through a link, replacing rather than writing into
+        # whatever is there.
+        output = destination(out_dir, str(loaded.spec.output))
+        write_atomically(output, state.last.code)
         produced = work_root / f"attempt-{state.last.index}" / "run"
-        if produced.is_dir():
-            shutil.copytree(produced, out_dir / "artifacts", dirs_exist_ok=True)
+        for file in sorted(produced.rglob("*")) if produced.is_dir() else []:
+            if file.is_file() and not file.is_symlink():
+                relative = file.relative_to(produced).as_posix()
+                copy_atomically(file, destination(out_dir, f"artifacts/{relative}"))
     return Published(output, reports.run_json, reports.audit_md)
 
 

@@ -8,11 +8,13 @@ of one, and whoever reads the folder (the PR step, an upload) sees whole files o
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.report.audit import audit_markdown
 from selfcorrect_action.report.run_json import RUN_JSON, run_json
@@ -49,6 +51,41 @@ def write_atomically(path: Path, content: str) -> None:
         # mkstemp makes the file 0600; a report is meant to be read by others (a PR, an upload).
         os.chmod(temp_name, 0o644)
         os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def destination(out_dir: Path, relative: str) -> Path:
+    """`out_dir/relative` with its folders created. Refused (UsageError) when something on
+    the way below out_dir is a symbolic link or not a folder: a committed link such as
+    scripts -> ../tests would make the passing script overwrite a frozen test, or land
+    outside the repository."""
+    target = out_dir
+    parts = PurePosixPath(relative).parts
+    for part in parts[:-1]:
+        target = target / part
+        if target.is_symlink() or (target.exists() and not target.is_dir()):
+            what = "a symbolic link" if target.is_symlink() else "not a folder"
+            raise UsageError(f"not writing {relative}: {target} is {what}",
+                             hint="make it a real folder, or choose another --out")
+        target.mkdir(exist_ok=True)
+    final = target / parts[-1]
+    if final.is_dir() and not final.is_symlink():
+        raise UsageError(f"not writing {relative}: {final} is a folder",
+                         hint="remove the folder, or choose another --out")
+    return final
+
+
+def copy_atomically(source: Path, target: Path) -> None:
+    """`source`'s bytes at `target`, replacing (never writing through) whatever is there."""
+    handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                         dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as file, source.open("rb") as original:
+            shutil.copyfileobj(original, file)
+        os.chmod(temp_name, 0o644)
+        os.replace(temp_name, target)
     except BaseException:
         Path(temp_name).unlink(missing_ok=True)
         raise

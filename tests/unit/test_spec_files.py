@@ -296,3 +296,24 @@ def test_files_that_fit_one_by_one_but_not_together_are_refused(repo: Path) -> N
     text = "prompt: p\ninputs:\n  - data/a.bin\n  - data/b.bin\n"
     with pytest.raises(SpecError, match=r"s.yml:2:1: inputs: the tests and inputs add up to"):
         load_spec_text(text, "s.yml", root=repo)
+
+
+def test_an_output_through_a_committed_link_is_refused(repo: Path) -> None:
+    (repo / "scripts").symlink_to("tests")  # would overwrite the frozen tests
+    with pytest.raises(SpecError) as caught:
+        load_spec_text("prompt: p\noutput: scripts/test_chart.py\n", "s.yml", root=repo)
+    assert caught.value.problems == [
+        "s.yml:2:1: output: scripts/test_chart.py goes through the symbolic link scripts "
+        "(to tests)\n  hint: write the output to a real folder of the repository"
+    ]
+
+
+@pytest.mark.parametrize("name", ["json", "csv", "pandas", "pytest", "random"])
+def test_an_output_named_like_a_module_is_refused(name: str) -> None:
+    with pytest.raises(SpecError, match=rf"the script runs as {name}\.py in its work dir"):
+        load_spec_text(f"prompt: p\noutput: scripts/{name}.py\n", "s.yml", check_files=False)
+
+
+def test_a_default_output_named_like_a_module_says_where_it_came_from() -> None:
+    with pytest.raises(SpecError, match=r"output defaulted to scripts/csv\.py"):
+        load_spec_text("prompt: p\n", "csv.yml", name="csv.yml", check_files=False)

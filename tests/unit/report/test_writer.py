@@ -7,9 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from selfcorrect_action.errors import UsageError
 from selfcorrect_action.report import ReportPaths, load_run_json, write_reports
 from selfcorrect_action.report import writer as writer_module
-from selfcorrect_action.report.writer import write_atomically
+from selfcorrect_action.report.writer import copy_atomically, destination, write_atomically
 
 from .runs import GITHUB_TOKEN, SECRETS, exhausted_run
 
@@ -62,3 +63,31 @@ def test_a_rendering_bug_writes_nothing(tmp_path: Path, monkeypatch: pytest.Monk
         write_reports(exhausted_run(), tmp_path / "out", secrets=SECRETS)
 
     assert not (tmp_path / "out").exists()
+
+
+def test_a_destination_through_a_link_or_a_file_is_refused(tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "scripts").symlink_to(outside)
+    (out / "blocker").write_text("a file where a folder is needed")
+    with pytest.raises(UsageError, match="scripts is a symbolic link"):
+        destination(out, "scripts/chart.py")
+    with pytest.raises(UsageError, match="blocker is not a folder"):
+        destination(out, "blocker/chart.py")
+    assert list(outside.iterdir()) == []
+    assert destination(out, "new/deeper/chart.py") == out / "new" / "deeper" / "chart.py"
+    assert (out / "new" / "deeper").is_dir()
+
+
+def test_copying_replaces_a_link_instead_of_writing_through_it(tmp_path: Path) -> None:
+    victim = tmp_path / "victim.txt"
+    victim.write_text("precious")
+    target = tmp_path / "chart.png"
+    target.symlink_to(victim)
+    source = tmp_path / "source.png"
+    source.write_bytes(b"new")
+    copy_atomically(source, target)
+    assert victim.read_text() == "precious"
+    assert not target.is_symlink() and target.read_bytes() == b"new"
