@@ -104,6 +104,17 @@ NonBlank = Annotated[str, AfterValidator(_non_blank)]
 class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _empty_means_default(cls, data: Any) -> Any:
+        """`kind:` with nothing after it is the default, like every field left empty (the
+        docs promise it); only the required prompt must be written out."""
+        if not isinstance(data, dict):
+            return data
+        return {key: value for key, value in data.items()
+                if value is not None or key not in cls.model_fields
+                or cls.model_fields[key].is_required()}
+
 
 class Budget(_Strict):
     # strict=True: `patch_attempts: true` or `tokens: "60000"` is a mistake, not a number.
@@ -135,7 +146,8 @@ class TaskSpec(_Strict):
     models: Annotated[ModelChoice, BeforeValidator(_none_as_empty)] = Field(
         default_factory=ModelChoice
     )
-    judge: bool = True
+    # strict: `judge: "no"` or `judge: 0` are mistakes, not a quiet true or false.
+    judge: bool = Field(default=True, strict=True)
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:

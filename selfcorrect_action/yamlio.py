@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import inspect
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, get_args
@@ -17,6 +18,7 @@ from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
 
 from selfcorrect_action.errors import SpecError
 from selfcorrect_action.fileio import NotRegularFile, read_capped
@@ -63,19 +65,67 @@ def load_yaml_text(text: str, source: str) -> Any:
             [f"{where}: invalid YAML: {_syntax_message(exc)}"
              "\n  hint: check indentation and quoting around this position"]
         ) from exc
+    except ReaderError as exc:  # a control character such as NUL: no mark, a position
+        line, col = _position(text, exc.position)
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise SpecError([
+            f"{source}:{line}:{col}: invalid YAML: character {code:#06x} is not "
+            "allowed in YAML text\n  hint: remove it (or write it as an escape such as \\x07 "
+            "inside double quotes)"
+        ]) from exc
     except YAMLError as exc:
         raise SpecError([f"{source}: invalid YAML: {exc}"]) from exc
     except RecursionError as exc:  # ruamel recurses per level, e.g. `- - - - x`
         raise _too_deep(source, 1, 1) from exc
-    alias = shared_container(document)
-    if alias is not None:
-        line, col = locate(document, alias)
-        dotted = ".".join(str(part) for part in alias)
+    except ValueError as exc:  # int() refuses more than 4,300 digits
+        match = _LONG_NUMBER.search(text)
+        line, col = _position(text, match.start()) if match else (1, 1)
         raise SpecError([
-            f"{source}:{line}:{col}: {dotted}: aliases of lists or mappings (*name) are not "
-            "supported\n  hint: write the value out in full"
-        ])
+            f"{source}:{line}:{col}: a number too long to read (more than 4,300 digits)"
+            "\n  hint: write a number of sensible size"
+        ]) from exc
+    # In this order: the alias check must pass before anything walks the whole document
+    # (an alias bomb expands, a self-referencing alias never ends).
+    checks = (
+        (shared_container, "aliases of lists or mappings (*name) are not supported",
+         "write the value out in full"),
+        (_unencodable, "holds a lone surrogate (\\ud800-\\udfff), which is not text",
+         "remove the escape, or write the character itself"),
+    )
+    for find, problem, hint in checks:
+        if (loc := find(document)) is not None:
+            line, col = locate(document, loc)
+            dotted = ".".join(str(part) for part in loc) or "(top level)"
+            raise SpecError([f"{source}:{line}:{col}: {dotted}: {problem}\n  hint: {hint}"])
     return document
+
+
+_LONG_NUMBER = re.compile(r"\d{4301,}")
+
+
+def _position(text: str, offset: int) -> tuple[int, int]:
+    line_start = text.rfind("\n", 0, offset) + 1
+    return text.count("\n", 0, offset) + 1, offset - line_start + 1
+
+
+def _unencodable(document: Any) -> Loc | None:
+    """Where a key or string value cannot be written as UTF-8 (a "\\ud800" escape in double
+    quotes): it would pass validation and crash whatever writes it out later."""
+    stack: list[tuple[Loc, Any]] = [((), document)]
+    while stack:
+        loc, node = stack.pop()
+        if isinstance(node, str):
+            try:
+                node.encode("utf-8")
+            except UnicodeEncodeError:
+                return loc
+        elif isinstance(node, dict):
+            for key, value in node.items():
+                stack.append(((*loc, key), key if isinstance(key, str) else None))
+                stack.append(((*loc, key), value))
+        elif isinstance(node, list):
+            stack.extend(((*loc, index), item) for index, item in enumerate(node))
+    return None
 
 
 def _too_deep(source: str, line: int, col: int) -> SpecError:

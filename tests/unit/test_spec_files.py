@@ -317,3 +317,36 @@ def test_an_output_named_like_a_module_is_refused(name: str) -> None:
 def test_a_default_output_named_like_a_module_says_where_it_came_from() -> None:
     with pytest.raises(SpecError, match=r"output defaulted to scripts/csv\.py"):
         load_spec_text("prompt: p\n", "csv.yml", name="csv.yml", check_files=False)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('prompt: "x \\ud800"\n', "s.yml:1:1: prompt: holds a lone surrogate"),
+        ("prompt: p\nbudget: {tokens: " + "9" * 5000 + "}\n",
+         "s.yml:2:18: a number too long to read (more than 4,300 digits)"),
+        ("prompt: p\x00q\n", "s.yml:1:10: invalid YAML: character 0x0000 is not allowed"),
+        ("prompt: p\ninputs: &a [a.csv]\ntests: *a\n",
+         "s.yml:3:1: tests: aliases of lists or mappings"),
+    ],
+    ids=["surrogate", "huge-int", "nul", "alias"],
+)
+def test_text_that_would_crash_a_later_step_is_a_located_problem(text: str, expected: str) -> None:
+    started = time.monotonic()
+    with pytest.raises(SpecError) as caught:
+        load_spec_text(text, "s.yml", check_files=False)
+    assert caught.value.problems[0].startswith(expected), caught.value.problems
+    assert time.monotonic() - started < 2
+
+
+def test_fields_left_empty_take_their_defaults() -> None:
+    text = "prompt: p\nkind:\njudge:\nbudget:\n  tokens:\nmodels: {cheap: }\n"
+    spec = load_spec_text(text, "s.yml", check_files=False).spec
+    assert (spec.kind, spec.judge, spec.budget.tokens, spec.models.cheap) == (
+        "script", True, 60_000, None)
+
+
+@pytest.mark.parametrize("value", ['"no"', "0", "yes"])
+def test_judge_takes_true_or_false_only(value: str) -> None:
+    with pytest.raises(SpecError, match="judge: Input should be a valid boolean"):
+        load_spec_text(f"prompt: p\njudge: {value}\n", "s.yml", check_files=False)
