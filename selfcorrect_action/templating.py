@@ -32,6 +32,12 @@ def terminal_safe(text: object) -> str:
     return _CONTROL.sub("?", str(text))
 
 
+def one_line(text: object) -> str:
+    """terminal_safe, with newlines and tabs shown as \\n and \\t: a value printed inside a
+    line (a file name, a check) must not start lines of its own, e.g. a fake 'PASSED'."""
+    return terminal_safe(str(text).replace("\n", "\\n").replace("\t", "\\t"))
+
+
 @functools.cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -48,6 +54,7 @@ def environment() -> jinja2.Environment:
     )
     env.filters["tail_lines"] = tail_lines
     env.filters["terminal_safe"] = terminal_safe
+    env.filters["one_line"] = one_line
     env.filters.update(MARKDOWN_FILTERS)  # fenced, md_inline, md_code, md_quote
     return env
 

@@ -13,7 +13,7 @@ from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.redact import redact
 from selfcorrect_action.report.run_json import redacted_state
 from selfcorrect_action.report.view import run_view
-from selfcorrect_action.templating import render
+from selfcorrect_action.templating import render, terminal_safe
 
 AUDIT_TEMPLATE = "reports/audit.md.j2"
 SUMMARY_TEMPLATE = "reports/summary.md.j2"
@@ -31,4 +31,5 @@ def summary_markdown(state: RunState, *, secrets: Sequence[str]) -> str:
 
 def _render(template: str, state: RunState, secrets: Sequence[str]) -> str:
     view = run_view(redacted_state(state, secrets=secrets))
-    return redact(render(template, view=view), secrets=secrets)
+    # terminal_safe: `cat AUDIT.md` must not replay the escape sequences a script printed.
+    return terminal_safe(redact(render(template, view=view), secrets=secrets))

@@ -279,3 +279,13 @@ def test_a_live_summary_shows_the_attempt_in_progress() -> None:
     assert "| 3 | rethink | strong: openai/gpt-4o | in progress | in progress |" in text
     assert "Stopped because" not in text
     assert_well_formed(audit_markdown(state, secrets=SECRETS))
+
+
+def test_terminal_control_characters_never_reach_the_audit() -> None:
+    """`cat AUDIT.md` must not clear the screen or retitle the window with what a script
+    printed or a model answered."""
+    state = exhausted_run().model_copy(update={
+        "guidance": "use \x1b]0;owned\x07 pandas\x1b[2J", "stop_reason": "stop\x1b[31m here"})
+    text = audit_markdown(state, secrets=[])
+    assert "\x1b" not in text and "\x07" not in text
+    assert "pandas" in text
