@@ -85,7 +85,8 @@ def _killed(failure: _Failure) -> Outcome | None:
     number = _signal_number(failure.result)
     if number not in _KILLED:
         return None
-    evidence = f"killed by {_signal_name(number)} from outside the script (a sandbox limit)"
+    evidence = (f"killed by {_signal_name(number)} without hitting the time or memory limit "
+                "on record: another sandbox limit, or the script's own processes sent it")
     return Category.RESOURCE, evidence + _last_output(failure)
 
 
@@ -144,6 +145,11 @@ def _bare_exit(failure: _Failure) -> Outcome | None:
             f"exit code {code}; the shell reported {program!r} not found: it is not installed "
             "in the sandbox image"
         )
+    last = failure.stderr.strip().splitlines()[-1:] or [""]
+    if last[0].startswith("SyntaxError: "):
+        # Python reports a source file it cannot decode (not UTF-8, or binary) with no
+        # traceback at all: the file is not Python source.
+        return Category.SYNTAX, f"the script is not readable Python source: {_flat(last[0], 300)}"
     return Category.RUNTIME, f"exit code {code} without a traceback{_last_output(failure)}"
 
 
@@ -201,8 +207,8 @@ def _signal_number(result: ExecutionResult) -> int | None:
     code = result.exit_code
     if code is not None and code < 0:
         return -code  # subprocess convention: -N means killed by signal N
-    if code is not None and code - 128 in _KILLED | _CRASHES:
-        return code - 128  # a shell (or Docker, for PID 1) reports death by signal N as 128+N
+    # No 128+N guess: the runner reports the script's signal apart from its exit code, so
+    # an exit code of 137 is the script's own sys.exit(137), not a SIGKILL.
     return None
 
 

@@ -44,7 +44,6 @@ _NETWORK_TYPES = frozenset(
         "ConnectionRefusedError",
         "ConnectionResetError",
         "ConnectionAbortedError",
-        "TimeoutError",
         "urllib.error.URLError",
         "urllib.error.HTTPError",
         "ssl.SSLError",
@@ -154,7 +153,7 @@ def _resource(tb: Traceback, script_name: str) -> Outcome | None:
 
 
 def _network(tb: Traceback, script_name: str) -> Outcome | None:
-    by_type = tb.exc_type in _NETWORK_TYPES or (
+    by_type = tb.exc_type in _NETWORK_TYPES or _network_timeout(tb) or (
         tb.exc_type.startswith(_NETWORK_MODULES) and tb.exc_name not in _NOT_NETWORK
     )
     what = next((reason for needle, reason in _NETWORK_MESSAGES if needle in tb.message), None)
@@ -164,6 +163,21 @@ def _network(tb: Traceback, script_name: str) -> Outcome | None:
             "no network unless the contract asks for it; use data available offline"
         )
     return None
+
+
+def _network_timeout(tb: Traceback) -> bool:
+    """TimeoutError is socket.timeout since Python 3.10, but also what concurrent.futures
+    and asyncio raise when the script's own wait runs out: only a timeout raised in
+    networking code is the network's."""
+    if tb.exc_type != "TimeoutError":
+        return False
+    # socket says "timed out" or "[Errno 110] Connection timed out"; the futures and
+    # asyncio timeouts carry no message.
+    said = "timed out" in tb.message.lower() or "errno" in tb.message.lower()
+    return said or any(_NETWORK_FILE.search(frame.file) for frame in tb.frames[-3:])
+
+
+_NETWORK_FILE = re.compile(r"/(socket|ssl|urllib3?/|http/|requests/|httpx/|aiohttp/)")
 
 
 def _missing_file(tb: Traceback, script_name: str) -> Outcome | None:

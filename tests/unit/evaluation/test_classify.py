@@ -199,11 +199,19 @@ def test_oom_without_contract() -> None:
     assert evidence == "killed by the out-of-memory killer: use less memory; no output"
 
 
-@pytest.mark.parametrize(("fields"), [{"signal": 9}, {"exit_code": -9}, {"exit_code": 137}])
+@pytest.mark.parametrize(("fields"), [{"signal": 9}, {"exit_code": -9}])
 def test_sigkill_without_oom_flag_is_resource(fields: dict) -> None:
     category, evidence = _classify(ExecutionResult(**fields))
     assert category is Category.RESOURCE
-    assert evidence.startswith("killed by SIGKILL (signal 9) from outside the script")
+    assert evidence.startswith("killed by SIGKILL (signal 9) without hitting the time or")
+
+
+@pytest.mark.parametrize("code", [137, 139, 143])
+def test_an_exit_code_above_128_is_the_scripts_own_not_a_signal(code: int) -> None:
+    """The runner reports signals apart: sys.exit(137) is an exit code, not a SIGKILL."""
+    category, evidence = _classify(ExecutionResult(exit_code=code))
+    assert category is Category.RUNTIME
+    assert "SIG" not in evidence and str(code) in evidence
 
 
 def test_segfault_in_native_code_is_runtime_with_fault_location() -> None:
@@ -261,3 +269,34 @@ def test_truncated_stream_tail_says_so() -> None:
 
 def test_nothing_recorded() -> None:
     assert _classify(ExecutionResult())[0] is Category.RUNTIME
+
+
+def test_source_python_cannot_decode_is_syntax_even_without_a_traceback() -> None:
+    stderr = ("SyntaxError: Non-UTF-8 code starting with '\\xe9' in file /work/latin1.py on "
+              "line 1, but no encoding declared; see https://peps.python.org/pep-0263/\n")
+    category, evidence = _classify(ExecutionResult(exit_code=1, stderr=StreamCapture(text=stderr)))
+    assert category is Category.SYNTAX
+    assert evidence.startswith("the script is not readable Python source: SyntaxError: Non-UTF-8")
+
+
+@pytest.mark.parametrize(
+    ("frame_file", "message", "category"),
+    [
+        ("/usr/lib/python3.11/concurrent/futures/_base.py", "", Category.RUNTIME),
+        ("/usr/lib/python3.11/asyncio/tasks.py", "", Category.RUNTIME),
+        ("/usr/lib/python3.11/socket.py", "timed out", Category.EXTERNAL),
+        ("/usr/lib/python3/dist-packages/urllib3/connection.py", "", Category.EXTERNAL),
+    ],
+)
+def test_a_timeout_error_is_the_networks_only_from_networking_code(
+    frame_file: str, message: str, category: Category
+) -> None:
+    """TimeoutError is also what the script's own future.result(timeout=...) raises."""
+    stderr = (
+        "Traceback (most recent call last):\n"
+        f'  File "/work/{SCRIPT}", line 5, in <module>\n    wait()\n'
+        f'  File "{frame_file}", line 9, in wait\n    raise TimeoutError\n'
+        f"TimeoutError{': ' + message if message else ''}\n"
+    )
+    got, _ = _classify(ExecutionResult(exit_code=1, stderr=StreamCapture(text=stderr)))
+    assert got is category
