@@ -37,7 +37,9 @@ def check_json(spec: ArtifactSpec, file: Path) -> list[Check]:
     if data is None:
         return [checks.failed(spec.path, "kind", f"is larger than {JSON_MAX_BYTES:,} bytes")]
     try:
-        document = json.loads(data)
+        document = json.loads(data, parse_constant=_no_constant, object_pairs_hook=_unique)
+    except _NotStrictJSON as exc:
+        return [checks.failed(spec.path, "kind", f"expected strict JSON, found {exc}")]
     except RecursionError:
         return [checks.failed(spec.path, "kind", "expected JSON, found nesting too deep to parse")]
     except json.JSONDecodeError as exc:
@@ -45,11 +47,32 @@ def check_json(spec: ArtifactSpec, file: Path) -> list[Check]:
         found = f"a parse error at {where} in {describe(data[:512])}"
         return [checks.failed(spec.path, "kind", f"expected valid JSON, found {found}")]
     except ValueError as exc:  # bad encoding, integer with too many digits
-        return [checks.failed(spec.path, "kind", f"expected valid JSON, found {exc}")]
+        found = ("a number with more than 4,300 digits" if "digits" in str(exc)
+                 else str(exc)[:200])
+        return [checks.failed(spec.path, "kind", f"expected valid JSON, found {found}")]
     results = [checks.passed(spec.path, "kind", f"valid JSON: {_shape(document)}")]
     if spec.required_keys is not None:
         results.append(_keys(spec.path, spec.required_keys, document))
     return results
+
+
+class _NotStrictJSON(ValueError):
+    """What Python's json module accepts but the JSON standard (and most readers) do not."""
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotStrictJSON(f"{name}, which is not JSON (write null, or a number as a string)")
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object whose keys are all different: with a duplicate, readers disagree on
+    which value counts (Python keeps the last), so a check could pass on the wrong one."""
+    document: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in document:
+            raise _NotStrictJSON(f"the key {checks.listing([key], limit=1)} twice in one object")
+        document[key] = value
+    return document
 
 
 def _shape(value: Any) -> str:

@@ -85,7 +85,7 @@ def test_deeply_nested_json_fails_cleanly(write, opener: str) -> None:  # type: 
 
 def test_integer_with_too_many_digits(write) -> None:  # type: ignore[no-untyped-def]
     passed, detail = _json(write("r.json", "1" * 10_000))["kind"]
-    assert not passed and "Exceeds the limit" in detail
+    assert not passed and "a number with more than 4,300 digits" in detail
 
 
 def test_json_that_is_not_utf8(write) -> None:  # type: ignore[no-untyped-def]
@@ -244,3 +244,22 @@ def test_binary_as_text(tmp_path: Path) -> None:
     file = Path(shutil.copy(REAL_ARTIFACTS / "matplotlib_line_chart.png", tmp_path / "s.txt"))
     passed, detail = _txt(file)
     assert not passed and detail.endswith("in a PNG image")
+
+
+@pytest.mark.parametrize(
+    ("content", "found"),
+    [
+        ('{"total": NaN}', "NaN, which is not JSON"),
+        ('{"total": -Infinity}', "-Infinity, which is not JSON"),
+        ('{"total": 1, "total": null}', "the key 'total' twice in one object"),
+        ('{"a": {"x": 1, "x": 2}}', "the key 'x' twice in one object"),
+        ('{"n": ' + "7" * 5000 + "}", "a number with more than 4,300 digits"),
+    ],
+)
+def test_json_that_strict_readers_refuse_fails_the_kind_check(
+    write, content: str, found: str  # type: ignore[no-untyped-def]
+) -> None:
+    results = check_json(spec("s.json", "json", required_keys=["total"]),
+                         write("s.json", content))
+    assert [r.passed for r in results] == [False]
+    assert found in results[0].detail
