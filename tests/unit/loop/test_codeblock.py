@@ -40,3 +40,16 @@ def test_longer_fences_can_contain_triple_backticks() -> None:
 
 def test_a_non_python_block_is_used_when_it_is_all_there_is() -> None:
     assert extract_code("```text\nprint(5)\n```") == "print(5)\n"
+
+
+def test_fence_lines_inside_a_python_string_do_not_end_the_block() -> None:
+    """A script that writes Markdown holds fence lines in a string, at the start of a line:
+    the block ends at the fence after which the code parses."""
+    code = 'README = """\n# Report\n```\ntotal: 3\n```\n"""\nprint(README)\n'
+    answer = f"Here it is:\n```python\n{code}```\nand a usage example:\n```sh\npython r.py\n```\n"
+    assert extract_code(answer) == code
+
+
+def test_a_block_that_parses_at_no_fence_still_ends_at_the_first() -> None:
+    answer = "```python\ndef broken(:\n```\nprose\n```\nmore prose\n```\n"
+    assert extract_code(answer) == "def broken(:\n"
