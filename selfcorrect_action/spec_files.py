@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
 from selfcorrect_action.errors import SpecError
+from selfcorrect_action.test_files import test_file_problem
 from selfcorrect_action.yamlio import MAX_YAML_BYTES, read_text_file
 from selfcorrect_action.yamlio import too_large as too_large_file
 
@@ -92,11 +93,15 @@ def _content_problem(target: Path, loc: Loc, relative: str) -> tuple[str, str] |
                 "split the tests, or move test data into `inputs:`")
     raw = target.read_bytes()
     try:
-        raw.decode("utf-8")
+        source = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = raw.count(b"\n", 0, exc.start) + 1
         return (f"{relative} is not UTF-8 text (byte 0x{raw[exc.start]:02x} on its line {line})",
                 "save the test file as UTF-8")
+    problem = test_file_problem(source)
+    if problem:
+        return (f"{relative} {problem}",
+                "frozen tests run against every attempt: fix them first (run pytest on them)")
     return None
 
 

@@ -4,7 +4,6 @@ Those tests are then frozen like the user's own."""
 
 from __future__ import annotations
 
-import ast
 import json
 from pathlib import PurePosixPath
 from typing import Any
@@ -20,6 +19,7 @@ from selfcorrect_action.loop.metered import MeteredLLM
 from selfcorrect_action.loop.state import PlanRecord, RunState
 from selfcorrect_action.loop.steps_common import metered, settle_llm_step, system_message
 from selfcorrect_action.templating import render
+from selfcorrect_action.test_files import test_file_problem
 
 CONTRACT_FIELDS = (
     "artifacts", "stdout_contains", "timeout_s", "memory_mb", "success_criteria",
@@ -59,15 +59,9 @@ class PlanAnswer(BaseModel):
     def _tests_are_python(cls, value: str | None) -> str | None:
         if value is None:
             return None
-        try:
-            tree = ast.parse(value)
-        except SyntaxError as exc:
-            raise ValueError(
-                f"tests do not parse as Python: {exc.msg} (line {exc.lineno})"
-            ) from exc
-        names = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef)]
-        if not any(name.startswith("test") for name in names):
-            raise ValueError("tests contain no test_ function")
+        problem = test_file_problem(value)
+        if problem:
+            raise ValueError(f"the tests {problem}")
         return value
 
 

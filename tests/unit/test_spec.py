@@ -31,7 +31,7 @@ def repo(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     for name in ("data/sales.csv", "data/regions.csv", "tests/test_chart.py"):
         (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text("x\n")
+        (root / name).write_text("def test_x():\n    pass\n" if name.endswith(".py") else "x\n")
     (root / ".git").mkdir()
     return root
 

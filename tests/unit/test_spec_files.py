@@ -350,3 +350,16 @@ def test_fields_left_empty_take_their_defaults() -> None:
 def test_judge_takes_true_or_false_only(value: str) -> None:
     with pytest.raises(SpecError, match="judge: Input should be a valid boolean"):
         load_spec_text(f"prompt: p\njudge: {value}\n", "s.yml", check_files=False)
+
+
+@pytest.mark.parametrize(
+    ("source", "problem"),
+    [("", "defines no test function"), ("def test_x(:\n", "does not parse as Python"),
+     ("def helper():\n    assert True\n", "defines no test function")],
+)
+def test_frozen_tests_that_could_never_pass_are_refused(
+    repo: Path, source: str, problem: str
+) -> None:
+    (repo / "tests" / "test_broken.py").write_text(source)
+    with pytest.raises(SpecError, match=rf"tests/test_broken\.py {problem}"):
+        load_spec_text("prompt: p\ntests: tests/test_broken.py\n", "s.yml", root=repo)

@@ -52,7 +52,7 @@ def test_plan_answers_are_strict() -> None:
 
 @pytest.mark.parametrize(
     ("tests", "problem"),
-    [("def test_x(:\n", "do not parse"), ("def helper():\n    pass\n", "no test_ function")],
+    [("def test_x(:\n", "does not parse"), ("def helper():\n    pass\n", "defines no test")],
 )
 def test_written_tests_must_be_real_tests(tests: str, problem: str) -> None:
     with pytest.raises(ValidationError, match=problem):
