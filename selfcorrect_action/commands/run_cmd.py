@@ -7,7 +7,7 @@ import json
 import os
 import tempfile
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -60,23 +60,24 @@ class RunOptions:
 
 def run_spec(options: RunOptions, *, environ: Mapping[str, str] | None = None) -> int:
     environ = os.environ if environ is None else environ
+    secrets = secrets_from_env(environ)
     loaded = load_spec(options.spec_path)
     problems = file_problems(loaded)
     if problems:
         raise SpecError(problems)
     models = resolve_models(loaded, options, environ)
     if options.replay is not None:
-        check_replay_fits(options.replay, loaded.spec.prompt)
+        check_replay_fits(options.replay, loaded.spec.prompt, secrets=secrets)
     out_dir = writable_folder(options.out_dir or Path("out") / options.spec_path.stem, "--out")
     if options.record is not None:
         writable_file(options.record, "--record")
     console = Console(stderr=True, highlight=False)
-    secrets = secrets_from_env(environ)
     state = initial_state(loaded, models, options)
     from selfcorrect_action.llm.factory import client_for  # litellm loads on first call only
 
     api_base = options.api_base or environ.get("SELFCORRECT_API_BASE") or None
-    llm = client_for(models, replay=options.replay, record=options.record, api_base=api_base)
+    llm = client_for(models, replay=options.replay, record=options.record, api_base=api_base,
+                     secrets=secrets)
     client = engine.connect(environ)
     image = ensure_image(client, progress=lambda line: console.print(
         terminal_safe(line), style="dim", markup=False))
@@ -95,7 +96,7 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str] | None = None) -
     return EXIT_FOR_STATUS.get(state.status, 3)
 
 
-def check_replay_fits(replay: Path, prompt: str) -> None:
+def check_replay_fits(replay: Path, prompt: str, *, secrets: Sequence[str] = ()) -> None:
     """A recording made for another task would replay its answers against this one: refuse
     it up front. The task's prompt is quoted in the recorded plan request."""
     from selfcorrect_action.llm.recording import read_recording
@@ -105,7 +106,8 @@ def check_replay_fits(replay: Path, prompt: str) -> None:
     if plan is None:
         return
     asked = "\n".join(message.content for message in plan.messages)
-    if prompt.strip() not in asked:
+    # Recordings are redacted: a prompt that quotes a token is recorded without it.
+    if not any(text.strip() in asked for text in (prompt, redact(prompt, secrets=secrets))):
         raise UsageError(
             f"{replay}: this recording was made for a different task (its plan request does "
             "not contain this spec's prompt)",

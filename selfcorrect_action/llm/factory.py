@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from selfcorrect_action.llm.base import LLM
@@ -24,6 +24,7 @@ def client_for(
     timeout_s: float = DEFAULT_TIMEOUT_S,
     retry: RetryPolicy | None = None,
     sleep: Callable[[float], None] = time.sleep,
+    secrets: Sequence[str] = (),
 ) -> LLM:
     """A client for the real models, or playing back ``replay``; recording to ``record``.
 
@@ -41,5 +42,5 @@ def client_for(
         replay=session,
     )
     if record is not None:
-        client = RecordingLLM(client, Recorder(record))
+        client = RecordingLLM(client, Recorder(record, secrets=secrets))
     return client

@@ -13,8 +13,10 @@ A change to ChatRequest or ChatResponse that old files cannot satisfy must bump 
 
 from __future__ import annotations
 
+import json
 import os
 import threading
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -26,6 +28,7 @@ from selfcorrect_action.fileio import NotRegularFile, read_capped
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.errors import LLMReplayError
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse
+from selfcorrect_action.redact import redact_data
 
 FORMAT_VERSION = 1
 # Far above any real run's recording (a few MiB): past it, the file is not a recording.
@@ -58,10 +61,15 @@ class Recording(BaseModel):
 
 
 class Recorder:
-    """Appends exchanges to ``path``; the file is created (replaced) on the first one."""
+    """Appends exchanges to ``path``; the file is created (replaced) on the first one.
 
-    def __init__(self, path: Path) -> None:
+    Recordings get committed (examples/replays), so every string in them is redacted like
+    a report: the run's secrets and anything token-shaped, in the prompts and the answers.
+    """
+
+    def __init__(self, path: Path, *, secrets: Sequence[str] = ()) -> None:
         self.path = path
+        self.secrets = list(secrets)
         self._next_index = 0
         self._lock = threading.Lock()
 
@@ -69,7 +77,9 @@ class Recorder:
         with self._lock:
             exchange = RecordedExchange(index=self._next_index, request=request, response=response)
             lines = [] if self._next_index else [_header_line()]
-            lines.append(exchange.model_dump_json(exclude={"response": {"replayed"}}))
+            data = exchange.model_dump(mode="json", exclude={"response": {"replayed"}})
+            lines.append(json.dumps(redact_data(data, secrets=self.secrets), ensure_ascii=False,
+                                    separators=(",", ":")))
             self._append(lines, fresh=self._next_index == 0)
             self._next_index += 1
 

@@ -212,3 +212,40 @@ def test_a_replay_path_that_is_not_a_file_fails_at_once(tmp_path: Path, kind: st
         os.mkfifo(path)
     with pytest.raises(LLMReplayError, match="is not a regular file"):
         client_for(replay=path, retry=RetryPolicy())
+
+
+def test_recordings_are_redacted_and_still_replay(server: FakeOpenAIServer, tmp_path: Path) -> None:
+    """Recordings get committed: a token in the prompt or the answer is not written."""
+    shaped, secret = "ghp_" + "A" * 36, "correct-horse-battery"
+    path = tmp_path / "run.jsonl"
+    server.script(Reply(content=f"print('{shaped}', '{secret}')"))
+    live = client_for(TIERS, record=path, api_base=server.api_base, api_key=API_KEY,
+                      secrets=[secret])
+    message = ChatMessage(role="user", content=f"use {shaped} and {secret}")
+    live.complete(ChatRequest(purpose="plan", tier="cheap", messages=[message]))
+    text = path.read_text()
+    assert shaped not in text and secret not in text
+    assert "[REDACTED:github-token]" in text and "[REDACTED:secret]" in text
+
+    replayed = client_for(TIERS, replay=path, sleep=pytest.fail).complete(
+        ChatRequest(purpose="plan", tier="cheap", messages=[message]))
+    assert replayed.text == "print('[REDACTED:github-token]', '[REDACTED:secret]')"
+
+
+def test_a_redacted_recording_still_fits_its_task(tmp_path: Path) -> None:
+    from selfcorrect_action.commands.run_cmd import check_replay_fits
+    from selfcorrect_action.errors import UsageError
+    from selfcorrect_action.llm.models import ChatResponse
+    from selfcorrect_action.llm.recording import Recorder
+
+    prompt = "Fetch the repo with token ghp_" + "B" * 36 + " and count its files"
+    path = tmp_path / "run.jsonl"
+    Recorder(path).record(
+        ChatRequest(purpose="plan", tier="cheap",
+                    messages=[ChatMessage(role="user", content=f"Task:\n{prompt}\n")]),
+        ChatResponse(text="{}", model="m", prompt_tokens=1, completion_tokens=1, cost_usd=0,
+                     cost_known=False, latency_ms=1),
+    )
+    check_replay_fits(path, prompt)  # the recorded prompt holds the token redacted
+    with pytest.raises(UsageError, match="made for a different task"):
+        check_replay_fits(path, "Another task entirely")
