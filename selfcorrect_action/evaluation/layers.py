@@ -99,7 +99,7 @@ def _check(name: str, passed: bool, ok: str, problem: str) -> Check:
 
 def _stdout_contains(stdout: StreamCapture, expected: str) -> Check:
     name = f"stdout contains {snippet(expected)}"
-    if expected in stdout.text:
+    if any(expected in part for part in stdout.captured()):
         return Check(name=name, passed=True, detail=f"found {snippet(expected)} in stdout")
     detail = f"expected stdout to contain {snippet(expected)}, not found in {_described(stdout)}"
     if stdout.truncated:

@@ -3,6 +3,7 @@ the evaluation."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path, PurePosixPath
 from typing import Literal
 
@@ -97,10 +98,21 @@ class ArtifactRecord(_Frozen):
     rejected: str | None = None
 
 
+# The line the runner puts where it dropped the middle of a long stream.
+_OMITTED = re.compile(r"\n\[\.\.\. [\d,]+ bytes omitted \.\.\.\]\n")
+
+
 class StreamCapture(_Frozen):
     text: str = ""
     total_bytes: int = 0
     truncated: bool = False
+
+    def captured(self) -> list[str]:
+        """What the script printed, as the runner kept it: the whole text, or its head and
+        its tail without the marker between them (which the script never printed)."""
+        if not self.truncated:
+            return [self.text]
+        return _OMITTED.split(self.text, maxsplit=1)
 
 
 class ExecutionResult(_Frozen):

@@ -172,3 +172,16 @@ def test_stdout_expectation_on_empty_stdout() -> None:
         ExecutionResult(exit_code=0), ExecutionContract(stdout_contains=["ok"])
     )
     assert check.detail == "expected stdout to contain 'ok', not found in an empty stdout"
+
+
+def test_stdout_checks_never_match_the_truncation_marker() -> None:
+    """The '[... N bytes omitted ...]' line is ours, not the script's; and text cut in two
+    by the omission is not a match either."""
+    stdout = StreamCapture(text="head do\n[... 5,000 bytes omitted ...]\nne tail\n",
+                           total_bytes=5017, truncated=True)
+    result = ExecutionResult(exit_code=0, stdout=stdout)
+    for expected in ("bytes omitted", "do\n[", "done"):
+        contract = ExecutionContract(stdout_contains=[expected])
+        assert not evaluate(result, contract, script_name="s.py").passed, expected
+    contract = ExecutionContract(stdout_contains=["head do", "ne tail"])
+    assert evaluate(result, contract, script_name="s.py").passed

@@ -16,7 +16,7 @@ from types import ModuleType
 import pytest
 
 from selfcorrect_action.resources import sandbox_context
-from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
+from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, StreamCapture
 from selfcorrect_action.sandbox.ustar import UstarReader
 from selfcorrect_action.sandbox.wire import encode_request
 
@@ -184,3 +184,5 @@ def test_the_capture_keeps_head_and_tail_and_marks_the_cut_as_tracebacks_expect(
     assert (head, tail) == ("abcd", "qrstuv")
     assert marker == "[... 12 bytes omitted ...]"
     assert tracebacks._OMISSION.match(marker)
+    capture = StreamCapture(text=report["text"], total_bytes=22, truncated=True)
+    assert capture.captured() == ["abcd", "qrstuv"]
