@@ -17,6 +17,7 @@ from rich.markup import escape
 from selfcorrect_action.commands.paths import writable_file, writable_folder
 from selfcorrect_action.errors import SpecError, UsageError
 from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.loop.budget import unpriced_cost_cap
 from selfcorrect_action.loop.deps import Deps, utc_now
 from selfcorrect_action.loop.orchestrator import INTERRUPTED, run_loop
 from selfcorrect_action.loop.state import RunState, Status
@@ -88,6 +89,9 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str] | None = None) -
                      options.runtime)
         deps = Deps(llm=llm, sandbox=sandbox, work_root=Path(scratch), inputs=_inputs(loaded),
                     price=_price(), on_event=_progress(console, secrets))
+        for warning in unpriced_cost_cap(loaded.spec.budget.cost_usd, models, deps.price,
+                                         replaying=options.replay is not None):
+            deps.on_event("budget", warning)
         state = run_loop(state, deps)
         paths = publish(state, loaded, out_dir, Path(scratch), secrets=secrets)
     _print_outcome(state, paths, console, as_json=options.as_json, secrets=secrets)

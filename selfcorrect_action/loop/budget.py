@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from selfcorrect_action.llm.models import ChatMessage
+from selfcorrect_action.llm.models import ChatMessage, ModelTiers
 from selfcorrect_action.loop.state import LLMCall, Usage
 
 CHARS_PER_TOKEN = 3
@@ -94,3 +94,15 @@ def add_call(usage: Usage, call: LLMCall) -> Usage:
             "llm_calls": usage.llm_calls + 1,
         }
     )
+
+
+def unpriced_cost_cap(cap: float | None, models: ModelTiers, price: PriceFn,
+                      *, replaying: bool) -> list[str]:
+    """A cost cap only binds models with a known price: say so for the others, instead of
+    letting the cap look enforced. (A replay's costs are the recorded ones.)"""
+    if cap is None or replaying:
+        return []
+    unpriced = sorted({m for m in (models.cheap, models.strong, models.judge)
+                       if price(m, 1000, 1000) is None})
+    return [f"budget.cost_usd is set, but no price is known for {model}: only the token "
+            "budget limits its calls" for model in unpriced]

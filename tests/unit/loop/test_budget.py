@@ -97,3 +97,16 @@ def test_usage_adds_up_calls() -> None:
     assert usage.tokens == 30 and usage.llm_calls == 2
     assert usage.cost_usd == pytest.approx(0.02)
     assert usage.cost_known is False
+
+
+def test_a_cost_cap_on_an_unpriced_model_is_said_not_to_bind() -> None:
+    from selfcorrect_action.llm.models import ModelTiers
+    from selfcorrect_action.loop.budget import unpriced_cost_cap
+
+    tiers = ModelTiers(cheap="priced", strong="custom/x", judge="priced")
+    price = lambda model, p, c: None if model.startswith("custom/") else 0.01  # noqa: E731
+    assert unpriced_cost_cap(0.5, tiers, price, replaying=False) == [
+        "budget.cost_usd is set, but no price is known for custom/x: only the token budget "
+        "limits its calls"]
+    assert unpriced_cost_cap(None, tiers, price, replaying=False) == []
+    assert unpriced_cost_cap(0.5, tiers, price, replaying=True) == []
