@@ -96,6 +96,14 @@ def _none_as_empty(value: Any) -> Any:
     return {} if value is None else value
 
 
+def _prompt_given(value: Any) -> Any:
+    """`prompt:` with nothing after it (or only spaces) is the one field that cannot default."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        raise PydanticCustomError("blank", "must not be empty", {
+            "hint": "describe the task: `prompt: |`, then the text on the lines below"})
+    return value
+
+
 RepoPath = Annotated[str, AfterValidator(_repo_path)]
 PythonPath = Annotated[str, AfterValidator(_python_path)]
 NonBlank = Annotated[str, AfterValidator(_non_blank)]
@@ -133,7 +141,7 @@ class ModelChoice(_Strict):
 
 
 class TaskSpec(_Strict):
-    prompt: NonBlank
+    prompt: Annotated[NonBlank, BeforeValidator(_prompt_given)]
     kind: TaskKind = "script"
     # None only when built in code; the loaders fill it in from the spec's name.
     output: PythonPath | None = None

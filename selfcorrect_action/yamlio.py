@@ -331,7 +331,7 @@ def _message(error: Mapping[str, Any]) -> str:
         return "unknown field"
     got = error.get("input")
     message = str(error["msg"])
-    if error["type"] != "missing" and not isinstance(got, dict | list):
+    if error["type"] not in ("missing", "blank") and not isinstance(got, dict | list):
         message += f"; got {got!r}"
     return message
 

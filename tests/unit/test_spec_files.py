@@ -363,3 +363,11 @@ def test_frozen_tests_that_could_never_pass_are_refused(
     (repo / "tests" / "test_broken.py").write_text(source)
     with pytest.raises(SpecError, match=rf"tests/test_broken\.py {problem}"):
         load_spec_text("prompt: p\ntests: tests/test_broken.py\n", "s.yml", root=repo)
+
+
+def test_an_empty_prompt_says_so() -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec_text("prompt:\n", "s.yml", check_files=False)
+    assert caught.value.problems == [
+        "s.yml:1:1: prompt: must not be empty\n  hint: describe the task: `prompt: |`, then the "
+        "text on the lines below"]
