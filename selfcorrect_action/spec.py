@@ -128,8 +128,10 @@ class Budget(_Strict):
     # strict=True: `patch_attempts: true` or `tokens: "60000"` is a mistake, not a number.
     patch_attempts: int = Field(default=3, ge=0, le=20, strict=True)
     rethink_attempts: int = Field(default=2, ge=0, le=10, strict=True)
-    tokens: int = Field(default=60_000, gt=0, strict=True)
-    cost_usd: float | None = Field(default=None, ge=0, strict=True, allow_inf_nan=False)
+    # Upper bounds: a typo of a few extra digits should be caught, not printed as a cap.
+    tokens: int = Field(default=60_000, gt=0, le=100_000_000, strict=True)
+    cost_usd: float | None = Field(default=None, ge=0, le=100_000, strict=True,
+                                   allow_inf_nan=False)
 
 
 class ModelChoice(_Strict):

@@ -71,7 +71,7 @@ def _fit_cost(
     minimum = price(model, prompt_tokens, MIN_COMPLETION_TOKENS) or 0.0
     if minimum > left:
         raise BudgetExhausted(
-            f"cost cap: ${usage.cost_usd:.4f} of ${cap:.2f} spent; the next call could cost "
+            f"cost cap: ${usage.cost_usd:.4f} of {usd(cap)} spent; the next call could cost "
             f"${minimum:.4f} or more"
         )
     # Shrink the completion allowance until its worst case fits the money left.
@@ -106,3 +106,11 @@ def unpriced_cost_cap(cap: float | None, models: ModelTiers, price: PriceFn,
                        if price(m, 1000, 1000) is None})
     return [f"budget.cost_usd is set, but no price is known for {model}: only the token "
             "budget limits its calls" for model in unpriced]
+
+
+def usd(amount: float) -> str:
+    """Dollars as a person reads them: cents from a dollar up, and enough digits below one
+    that a cap of $0.001 does not print as $0.00."""
+    if amount >= 1 or amount == 0:
+        return f"${amount:,.2f}"
+    return "$" + f"{amount:.8f}".rstrip("0")

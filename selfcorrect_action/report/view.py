@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass
 
+from selfcorrect_action.loop.budget import usd
 from selfcorrect_action.loop.state import Attempt, RunState, Status
 from selfcorrect_action.report import text
 from selfcorrect_action.report.attempt_view import (
@@ -137,7 +138,7 @@ def _summary(state: RunState) -> list[Row]:
     usage, budget = state.usage, state.budget
     cost = text.money(usage.cost_usd, known=usage.cost_known)
     if budget.cost_usd is not None:
-        cost += f" (cap ${budget.cost_usd:,.2f})"
+        cost += f" (cap {usd(budget.cost_usd)})"
     models = state.models
     return [
         Row("status", STATUS_WORDS[state.status]),

@@ -371,3 +371,9 @@ def test_an_empty_prompt_says_so() -> None:
     assert caught.value.problems == [
         "s.yml:1:1: prompt: must not be empty\n  hint: describe the task: `prompt: |`, then the "
         "text on the lines below"]
+
+
+@pytest.mark.parametrize("field", ["tokens: 99999999999999999999", "cost_usd: 1.0e300"])
+def test_budgets_have_upper_bounds(field: str) -> None:
+    with pytest.raises(SpecError, match="budget"):
+        load_spec_text(f"prompt: p\nbudget:\n  {field}\n", "s.yml", check_files=False)

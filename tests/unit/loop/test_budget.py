@@ -110,3 +110,10 @@ def test_a_cost_cap_on_an_unpriced_model_is_said_not_to_bind() -> None:
         "limits its calls"]
     assert unpriced_cost_cap(None, tiers, price, replaying=False) == []
     assert unpriced_cost_cap(0.5, tiers, price, replaying=True) == []
+
+
+def test_dollar_amounts_below_a_cent_do_not_print_as_zero() -> None:
+    from selfcorrect_action.loop.budget import usd
+
+    assert [usd(x) for x in (0, 0.00001, 0.005, 0.5, 1, 12.5, 100_000)] == [
+        "$0.00", "$0.00001", "$0.005", "$0.5", "$1.00", "$12.50", "$100,000.00"]
