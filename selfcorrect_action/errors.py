@@ -38,6 +38,29 @@ class SpecError(UsageError):
         super().__init__("\n".join(problems))
 
 
+class Interrupted(KeyboardInterrupt):
+    """A signal asked us to stop: SIGINT (Ctrl-C) or SIGTERM (a cancelled CI job). A
+    KeyboardInterrupt, so every `finally` and every handler of Ctrl-C runs for both; the
+    exit code says which (as a shell reports it: 128 + the signal's number)."""
+
+    def __init__(self, signal_name: str = "SIGINT", exit_code: int = 130) -> None:
+        super().__init__(signal_name)
+        self.signal_name = signal_name
+        self.exit_code = exit_code
+
+    @property
+    def described(self) -> str:
+        return "SIGINT (Ctrl-C)" if self.signal_name == "SIGINT" else self.signal_name
+
+
+SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
+
+
+def interrupted_by(exc: BaseException) -> Interrupted:
+    """A bare KeyboardInterrupt (Python's own, for Ctrl-C) as an Interrupted."""
+    return exc if isinstance(exc, Interrupted) else Interrupted()
+
+
 class SandboxUnavailable(SelfcorrectError):
     """The Docker engine (or the requested runtime, or the image) cannot be used."""
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import litellm
-from litellm import CustomLLM
+from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse, Usage
 
 from selfcorrect_action.llm.recording import RecordedExchange
@@ -53,7 +53,7 @@ class ReplayProvider(CustomLLM):
 def _fill(model_response: ModelResponse, exchange: RecordedExchange) -> ModelResponse:
     recorded = exchange.response
     choice = model_response.choices[0]
-    choice.message.content = recorded.text  # type: ignore[union-attr]
+    choice.message.content = recorded.text
     # Recorded from litellm's own normalised values, so it is one of its Literal strings.
     choice.finish_reason = recorded.finish_reason or "stop"  # type: ignore[assignment]
     model_response.model = recorded.model

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ValidationError
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.errors import LLMStructuredOutputError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ChatResponse
+from selfcorrect_action.records import evolve
 from selfcorrect_action.templating import render
 
 M = TypeVar("M", bound=BaseModel)
@@ -48,7 +49,7 @@ def complete_json(llm: LLM, request: ChatRequest, schema: type[M]) -> JSONAnswer
 
     The prompt must mention JSON: OpenAI's JSON mode refuses requests that do not.
     """
-    request = request.model_copy(update={"response_format": "json"})
+    request = evolve(request, {"response_format": "json"})
     first = llm.complete(request)
     try:
         return JSONAnswer(parse_reply(first.text, schema), (first,))
@@ -97,7 +98,7 @@ def repair_request(
         ChatMessage(role="assistant", content=reply),
         ChatMessage(role="user", content=follow_up),
     )
-    return request.model_copy(update={"messages": messages})
+    return evolve(request, {"messages": messages})
 
 
 def _first_object(text: str) -> dict[str, Any] | None:

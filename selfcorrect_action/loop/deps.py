@@ -13,6 +13,7 @@ from typing import Protocol
 
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.loop.budget import PriceFn
+from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult, InputFile
 
 
@@ -39,3 +40,6 @@ class Deps:
     now: Callable[[], str] = utc_now
     # (step, message): live progress for the CLI and the issue comment; never decides anything
     on_event: Callable[[str, str], None] = lambda step, message: None
+    # The state after the plan and after every attempt: the action's live comment is a view
+    # of it. Like on_event, it observes and never decides.
+    on_state: Callable[[RunState], None] = lambda state: None

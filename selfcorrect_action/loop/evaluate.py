@@ -7,16 +7,24 @@ from selfcorrect_action.evaluation.layers import evaluate as evaluate_layers
 from selfcorrect_action.evaluation.spec_tests import TestsVerdict, judge_test_run
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.judge import judge
-from selfcorrect_action.loop.state import Attempt, JudgeOutcome, Progress, RunState
-from selfcorrect_action.loop.steps_common import metered, settle_llm_step
+from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered
+from selfcorrect_action.loop.state import (
+    Attempt,
+    JudgeOutcome,
+    Progress,
+    RunState,
+    with_last_attempt,
+)
+from selfcorrect_action.records import evolve
 from selfcorrect_action.taxonomy import Category, Check, Verdict
 
 
 def evaluate(state: RunState, deps: Deps) -> RunState:
-    attempt = state.last
-    if attempt is None or attempt.verdict is not None or attempt.execution is None:
+    latest = state.last
+    if latest is None or latest.verdict is not None or latest.execution is None:
         return state  # a cycle or an empty answer carries its verdict already
-    verdict = evaluate_layers(attempt.execution, state.contract, script_name=state.output_name)
+    attempt: Attempt = latest
+    verdict = evaluate_layers(latest.execution, state.contract, script_name=state.output_name)
     tests = None
     if verdict.passed and attempt.test_execution is not None:
         tests = judge_test_run(attempt.test_execution, candidate=state.output_name)
@@ -25,19 +33,19 @@ def evaluate(state: RunState, deps: Deps) -> RunState:
     if verdict.passed and state.spec.judge:
         deps.on_event("evaluate", f"attempt {attempt.index}: asking the judge")
         llm = metered(state, deps)
-        outcome = settle_llm_step(state, llm, lambda: judge(state, attempt, llm))
-        if outcome.failed is not None:
-            return _store(outcome.failed, attempt.model_copy(update={
+        outcome = call_or_end(state, llm, lambda: judge(state, attempt, llm))
+        if isinstance(outcome, RunEnded):
+            return with_last_attempt(outcome.state, evolve(attempt, {
                 "verdict": verdict, "tests": tests.outcomes if tests else [],
                 "progress": progress(verdict, tests, None), "llm_calls": [
                     *attempt.llm_calls, *llm.calls]}))
-        judged = outcome.value
+        judged = outcome
         verdict = _with_judge(verdict, judged)
-        state = state.model_copy(update={"usage": llm.usage})
-        attempt = attempt.model_copy(update={"llm_calls": [*attempt.llm_calls, *llm.calls]})
+        state = evolve(state, {"usage": llm.usage})
+        attempt = evolve(attempt, {"llm_calls": [*attempt.llm_calls, *llm.calls]})
     deps.on_event("evaluate", f"attempt {attempt.index}: " + (
         "passed" if verdict.passed else f"{verdict.category} failure: {verdict.evidence[:120]}"))
-    return _store(state, attempt.model_copy(update={
+    return with_last_attempt(state, evolve(attempt, {
         "verdict": verdict, "judge": judged, "tests": tests.outcomes if tests else [],
         "progress": progress(verdict, tests, judged),
     }))
@@ -60,7 +68,7 @@ def progress(verdict: Verdict, tests: TestsVerdict | None, judged: JudgeOutcome 
 def _with_tests(verdict: Verdict, tests: TestsVerdict) -> Verdict:
     checks = [*verdict.checks, tests.check]
     if tests.passed:
-        return verdict.model_copy(update={"checks": checks})
+        return evolve(verdict, {"checks": checks})
     return Verdict(passed=False, failed_layer="contract", category=tests.category,
                    evidence=tests.evidence, checks=checks)
 
@@ -69,13 +77,10 @@ def _with_judge(verdict: Verdict, judged: JudgeOutcome) -> Verdict:
     check = Check(name="judge", passed=judged.passed, detail=judged.reasoning[:600])
     checks = [*verdict.checks, check]
     if judged.passed:
-        return verdict.model_copy(update={"checks": checks})
+        return evolve(verdict, {"checks": checks})
     unmet = "; ".join(judged.unmet_criteria)
     evidence = f"the judge: {judged.reasoning[:400]}" + (f" (unmet: {unmet[:200]})" if unmet
                                                           else "")
     return Verdict(passed=False, failed_layer="semantic", category=Category.SEMANTIC,
                    evidence=evidence, checks=checks)
 
-
-def _store(state: RunState, attempt: Attempt) -> RunState:
-    return state.model_copy(update={"attempts": [*state.attempts[:-1], attempt]})

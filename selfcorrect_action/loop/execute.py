@@ -8,7 +8,8 @@ from pathlib import Path, PurePosixPath
 
 from selfcorrect_action.evaluation.junit import pytest_argv
 from selfcorrect_action.loop.deps import Deps
-from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.loop.state import RunState, with_last_attempt
+from selfcorrect_action.records import evolve
 from selfcorrect_action.sandbox.models import (
     ExecutionRequest,
     ExecutionResult,
@@ -40,11 +41,11 @@ def execute(state: RunState, deps: Deps) -> RunState:
                  *(InputFile(path=name, data=text.encode()) for name, text in state.tests.items())]
         test_result = deps.sandbox.run(_request(state, files, pytest_argv(list(state.tests))),
                                        folder / "tests")
-    updated = attempt.model_copy(update={
+    updated = evolve(attempt, {
         "execution": result, "test_execution": test_result,
         "duration_ms": int((deps.monotonic() - started) * 1000),
     })
-    return state.model_copy(update={"attempts": [*state.attempts[:-1], updated]})
+    return with_last_attempt(state, updated)
 
 
 def _request(state: RunState, files: list[InputFile], argv: list[str]) -> ExecutionRequest:

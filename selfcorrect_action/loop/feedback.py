@@ -26,10 +26,10 @@ from selfcorrect_action.loop.state import (
     NextStep,
     RepairPacket,
     RunState,
-    TestOutcome,
 )
+from selfcorrect_action.records import evolve
 from selfcorrect_action.sandbox.models import ExecutionResult, StreamCapture
-from selfcorrect_action.taxonomy import Category, Verdict
+from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 from selfcorrect_action.templating import render
 
 TEMPLATE = "prompts/repair_packet.j2"
@@ -252,32 +252,32 @@ def _cut(text: str, limit: int, *, keep: str = "start") -> str:
 
 def _shorter_tail(packet: RepairPacket) -> RepairPacket:
     lines = packet.output_excerpt.splitlines()
-    return packet.model_copy(update={"output_excerpt": "\n".join(lines[-6:])})
+    return evolve(packet, {"output_excerpt": "\n".join(lines[-6:])})
 
 
 def _fewer_tests(packet: RepairPacket) -> RepairPacket:
     tests = [
-        test.model_copy(update={"detail": _cut(test.detail, 300, keep="end")})
+        evolve(test, {"detail": _cut(test.detail, 300, keep="end")})
         for test in packet.failing_tests[:3]
     ]
-    return packet.model_copy(update={"failing_tests": tests})
+    return evolve(packet, {"failing_tests": tests})
 
 
 def _no_tail(packet: RepairPacket) -> RepairPacket:
-    return packet.model_copy(update={"output_excerpt": ""})
+    return evolve(packet, {"output_excerpt": ""})
 
 
 def _less_history(packet: RepairPacket) -> RepairPacket:
-    return packet.model_copy(update={
+    return evolve(packet, {
         "already_tried": packet.already_tried[-3:],
         "failed_checks": [_cut(check, 120) for check in packet.failed_checks[:4]],
     })  # fmt: skip
 
 
 def _minimal(packet: RepairPacket) -> RepairPacket:
-    first = [test.model_copy(update={"detail": _cut(test.detail, 300, keep="end")})
+    first = [evolve(test, {"detail": _cut(test.detail, 300, keep="end")})
              for test in packet.failing_tests[:1]]  # fmt: skip
-    return packet.model_copy(update={
+    return evolve(packet, {
         "failing_tests": first,
         "already_tried": packet.already_tried[-1:],
         "judge_reasoning": _cut(packet.judge_reasoning, 300),

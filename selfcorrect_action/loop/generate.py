@@ -13,8 +13,9 @@ from selfcorrect_action.loop.codeblock import extract_code
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.feedback import render_packet
 from selfcorrect_action.loop.inputs_preview import previews
+from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered, system_message
 from selfcorrect_action.loop.state import Attempt, NextStep, RunState, Strategy, Usage
-from selfcorrect_action.loop.steps_common import metered, settle_llm_step, system_message
+from selfcorrect_action.records import evolve
 from selfcorrect_action.taxonomy import Category, Check, Verdict
 from selfcorrect_action.templating import render
 
@@ -33,17 +34,17 @@ def generate(state: RunState, deps: Deps) -> RunState:
         messages=(system_message(state), ChatMessage(role="user", content=_prompt(state, step,
                                                                                   deps))),
     )
-    outcome = settle_llm_step(state, llm, lambda: llm.complete(request))
-    if outcome.failed is not None:
-        return outcome.failed
-    code = extract_code(outcome.value.text)
+    outcome = call_or_end(state, llm, lambda: llm.complete(request))
+    if isinstance(outcome, RunEnded):
+        return outcome.state
+    code = extract_code(outcome.text)
     attempt = Attempt(
         index=index, strategy=step.strategy, tier=step.tier,
-        model=outcome.value.model, code=code, code_sha=code_sha(code),
+        model=outcome.model, code=code, code_sha=code_sha(code),
         base_attempt=step.base_attempt, reason=step.reason, llm_calls=llm.calls,
     )
     attempt = _mark_cycle_or_empty(state, attempt)
-    return state.model_copy(update={
+    return evolve(state, {
         "attempts": [*state.attempts, attempt],
         "usage": _count_retry(llm.usage, step.strategy),
         "next_step": None,
@@ -81,7 +82,7 @@ def _mark_cycle_or_empty(state: RunState, attempt: Attempt) -> Attempt:
     (or no code at all) is a syntax failure found without spending a sandbox run."""
     for earlier in state.attempts:
         if earlier.code_sha == attempt.code_sha and earlier.cycle_of is None:
-            return attempt.model_copy(update={
+            return evolve(attempt, {
                 "cycle_of": earlier.index, "verdict": earlier.verdict,
                 "progress": earlier.progress, "tests": earlier.tests,
             })
@@ -91,7 +92,7 @@ def _mark_cycle_or_empty(state: RunState, attempt: Attempt) -> Attempt:
             passed=False, failed_layer="execution", category=Category.SYNTAX, evidence=problem,
             checks=[Check(name="parses as Python", passed=False, detail=problem)],
         )
-        return attempt.model_copy(update={"verdict": verdict})
+        return evolve(attempt, {"verdict": verdict})
     return attempt
 
 
@@ -111,7 +112,7 @@ def syntax_problem(code: str, file_name: str) -> str | None:
 
 def _count_retry(usage: Usage, strategy: Strategy) -> Usage:
     if strategy is Strategy.PATCH:
-        return usage.model_copy(update={"patch_attempts": usage.patch_attempts + 1})
+        return evolve(usage, {"patch_attempts": usage.patch_attempts + 1})
     if strategy is Strategy.RETHINK:
-        return usage.model_copy(update={"rethink_attempts": usage.rethink_attempts + 1})
+        return evolve(usage, {"rethink_attempts": usage.rethink_attempts + 1})
     return usage

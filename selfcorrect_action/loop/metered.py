@@ -6,6 +6,7 @@ from __future__ import annotations
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse, ModelTiers
 from selfcorrect_action.loop.budget import (
+    BudgetExhausted,
     PriceFn,
     TokenBudget,
     add_call,
@@ -13,6 +14,7 @@ from selfcorrect_action.loop.budget import (
     estimate_prompt_tokens,
 )
 from selfcorrect_action.loop.state import LLMCall, Usage
+from selfcorrect_action.records import evolve
 
 DEFAULT_MAX_TOKENS = {"plan": 2000, "generate": 6000, "repair": 6000, "judge": 1200}
 
@@ -38,7 +40,7 @@ class MeteredLLM:
             prompt_tokens=estimate_prompt_tokens(request.messages), wanted=wanted,
             price=self._price,
         )
-        response = self._inner.complete(request.model_copy(update={"max_tokens": max_tokens}))
+        response = self._inner.complete(evolve(request, {"max_tokens": max_tokens}))
         call = LLMCall(
             purpose=request.purpose, model=response.model,
             prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
@@ -47,4 +49,12 @@ class MeteredLLM:
         )
         self.calls.append(call)
         self.usage = add_call(self.usage, call)
+        if self.usage.tokens > self._budget.tokens:
+            # The server sent more than max_tokens allowed (or its prompt count was beyond
+            # our estimate): what was spent counts, and the run stops here.
+            raise BudgetExhausted(
+                f"token budget: the {request.purpose} call used {call.prompt_tokens:,} + "
+                f"{call.completion_tokens:,} tokens, and {self.usage.tokens:,} of "
+                f"{self._budget.tokens:,} are now used (the server may ignore max_tokens)"
+            )
         return response

@@ -15,9 +15,10 @@ from selfcorrect_action.llm.models import ChatMessage, ChatRequest
 from selfcorrect_action.llm.structured import complete_json
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.inputs_preview import previews
+from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered, system_message
 from selfcorrect_action.loop.metered import MeteredLLM
-from selfcorrect_action.loop.state import PlanRecord, RunState
-from selfcorrect_action.loop.steps_common import metered, settle_llm_step, system_message
+from selfcorrect_action.loop.state import PlanRecord, RunState, Status, end_run
+from selfcorrect_action.records import evolve
 from selfcorrect_action.templating import render
 from selfcorrect_action.test_files import test_file_problem
 
@@ -78,26 +79,27 @@ def plan(state: RunState, deps: Deps) -> RunState:
             field_hints=FIELD_HINTS, need_tests=need_tests, module_name=module_name(state),
         ))),
     )
-    outcome = settle_llm_step(state, llm, lambda: complete_json(llm, request, PlanAnswer))
-    if outcome.failed is not None:
-        return _record(outcome.failed, llm, PlanRecord())
-    answer: PlanAnswer = outcome.value.value
+    outcome = call_or_end(state, llm, lambda: complete_json(llm, request, PlanAnswer))
+    if isinstance(outcome, RunEnded):
+        return _record(outcome.state, llm, PlanRecord())
+    answer = outcome.value
     contract, filled = merge_contract(state.contract, set(state.user_contract_fields),
                                       answer.contract)
     updates: dict[str, Any] = {"contract": contract}
     wrote_tests = need_tests and bool(answer.tests)
     if need_tests and not answer.tests:
-        return _record(state.model_copy(update={
-            "status": "error",
-            "stop_reason": "the plan step was asked to write tests for this `kind: function` "
-            "task and wrote none; add a tests: file to the spec",
-        }), llm, PlanRecord(approach=answer.approach, filled_fields=filled))
+        # The model failed its task, not the infrastructure: stopped (exit 1), not error.
+        return _record(end_run(
+            state, Status.STOPPED,
+            "the plan step was asked to write tests for this `kind: function` task and wrote "
+            "none; add a tests: file to the spec, or use a stronger model",
+        ), llm, PlanRecord(approach=answer.approach, filled_fields=filled))
     if wrote_tests:
         updates["tests"] = {f"test_{module_name(state)}.py": answer.tests}
         updates["tests_written_by_plan"] = True
     record = PlanRecord(approach=answer.approach, filled_fields=filled, wrote_tests=wrote_tests)
     deps.on_event("plan", f"contract planned: filled {', '.join(filled) or 'nothing'}")
-    return _record(state.model_copy(update=updates), llm, record)
+    return _record(evolve(state, updates), llm, record)
 
 
 def merge_contract(
@@ -135,7 +137,7 @@ def _user_contract_json(state: RunState) -> str:
 
 
 def _record(state: RunState, llm: MeteredLLM, record: PlanRecord) -> RunState:
-    return state.model_copy(update={
-        "plan": record.model_copy(update={"llm_calls": llm.calls}),
+    return evolve(state, {
+        "plan": evolve(record, {"llm_calls": llm.calls}),
         "usage": llm.usage,
     })

@@ -5,8 +5,9 @@ generation will read."""
 from __future__ import annotations
 
 from selfcorrect_action.loop.feedback import build_packet
-from selfcorrect_action.loop.state import RunState, Status
+from selfcorrect_action.loop.state import RunState, Status, end_run, with_last_attempt
 from selfcorrect_action.loop.strategy import RetryBudget, decide
+from selfcorrect_action.records import evolve
 
 
 def reflect(state: RunState) -> RunState:
@@ -14,19 +15,12 @@ def reflect(state: RunState) -> RunState:
     if state.status is not Status.RUNNING or attempt is None:
         return state
     if attempt.verdict is not None and attempt.verdict.passed:
-        return state.model_copy(update={
-            "status": Status.PASSED,
-            "stop_reason": f"attempt {attempt.index} passed every layer",
-        })
+        return end_run(state, Status.PASSED, f"attempt {attempt.index} passed every layer")
     budget = RetryBudget(state.budget.patch_attempts, state.budget.rethink_attempts)
     used = RetryBudget(state.usage.patch_attempts, state.usage.rethink_attempts)
     decision = decide(state.attempts, budget, used)
     if decision.next_step is None:
-        return state.model_copy(update={"status": decision.status,
-                                        "stop_reason": decision.reason})
+        return end_run(state, decision.status, decision.reason)
     packet = build_packet(state, attempt, decision.next_step, max_attempts=state.max_attempts)
-    updated = attempt.model_copy(update={"packet": packet})
-    return state.model_copy(update={
-        "attempts": [*state.attempts[:-1], updated],
-        "next_step": decision.next_step,
-    })
+    updated = with_last_attempt(state, evolve(attempt, {"packet": packet}))
+    return evolve(updated, {"next_step": decision.next_step})

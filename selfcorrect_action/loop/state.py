@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.llm.models import ModelTiers, Tier
+from selfcorrect_action.records import evolve
 from selfcorrect_action.sandbox.models import ExecutionResult, Runtime
 from selfcorrect_action.spec import Budget, TaskSpec
 from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
@@ -93,7 +94,6 @@ class Attempt(_Record):
     code: str
     code_sha: str
     base_attempt: int | None = None  # the attempt whose code this one repaired
-    reason: str = ""  # why this attempt was made this way (reflect's decision)
     cycle_of: int | None = None  # set when the code equals an earlier attempt's (not re-run)
     execution: ExecutionResult | None = None
     test_execution: ExecutionResult | None = None
@@ -160,6 +160,12 @@ class RunState(BaseModel):
     status: Status = Status.RUNNING
     stop_reason: str = ""
     guidance: str = ""  # extra guidance from a `/selfcorrect retry` comment or --guidance
+    # The signal that ended the run early ("SIGINT", "SIGTERM"), None when none did. Added
+    # after schema 1 shipped; optional, so older run.json files still read.
+    interrupted_by: str | None = None
+    # For status error: the exit code of the error that ended the run, as the CLI reports
+    # such errors up front (2: a replay that does not fit the run; 3: infrastructure).
+    error_exit_code: int | None = None
 
     @property
     def budget(self) -> Budget:
@@ -179,3 +185,21 @@ class RunState(BaseModel):
             return None
         ran = [a for a in self.attempts if a.cycle_of is None] or self.attempts
         return max(ran, key=lambda a: (a.progress.key(), -a.index))
+
+
+def end_run(state: RunState, status: Status, reason: str, *, usage: Usage | None = None
+            ) -> RunState:
+    """The state with the run over: `status` must be a final one."""
+    if status is Status.RUNNING:
+        raise ValueError("end_run needs a final status")
+    changes: dict[str, object] = {"status": status, "stop_reason": reason}
+    if usage is not None:
+        changes["usage"] = usage
+    return evolve(state, changes)
+
+
+def with_last_attempt(state: RunState, attempt: Attempt) -> RunState:
+    """The state with its latest attempt replaced by `attempt` (same index)."""
+    if not state.attempts or state.attempts[-1].index != attempt.index:
+        raise ValueError(f"attempt {attempt.index} is not the latest attempt")
+    return evolve(state, {"attempts": [*state.attempts[:-1], attempt]})

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from selfcorrect_action.llm.models import Tier
 from selfcorrect_action.loop.state import Attempt, NextStep, Status, Strategy
 from selfcorrect_action.taxonomy import Category
 
@@ -47,7 +48,7 @@ def strategy_for(category: Category, attempts: list[Attempt]) -> Strategy:
     chosen = DEFAULT_STRATEGY[category]
     if category is Category.CONTRACT and len(attempts) >= 2:
         previous, latest = attempts[-2], attempts[-1]
-        if latest.strategy is Strategy.PATCH and _category(previous) is Category.CONTRACT:
+        if latest.strategy is Strategy.PATCH and _category_or_none(previous) is Category.CONTRACT:
             return Strategy.RETHINK
     return chosen
 
@@ -84,7 +85,7 @@ def decide(attempts: list[Attempt], budget: RetryBudget, used: RetryBudget) -> D
             f"retry budget used up: {used.patch_attempts}/{budget.patch_attempts} patches, "
             f"{used.rethink_attempts}/{budget.rethink_attempts} rethinks",
         )
-    tier = "strong" if escalated or stuck else "cheap"
+    tier: Tier = "strong" if escalated or stuck else "cheap"
     base = _base_attempt(attempts, strategy)
     reason = f"{category.value} failure: {strategy.value}"
     if stuck:
@@ -129,5 +130,14 @@ def _since_escalation(attempts: list[Attempt]) -> list[Attempt]:
     return attempts
 
 
-def _category(attempt: Attempt) -> Category | None:
+def _category(attempt: Attempt) -> Category:
+    """The failed attempt's category. Every attempt reaching reflect has been judged (a cycle
+    carries its original's verdict): one without a verdict or category is our bug."""
+    category = _category_or_none(attempt)
+    if category is None:
+        raise AssertionError(f"attempt {attempt.index} reached reflect without a failure category")
+    return category
+
+
+def _category_or_none(attempt: Attempt) -> Category | None:
     return attempt.verdict.category if attempt.verdict else None

@@ -23,6 +23,7 @@ from pydantic import ValidationError
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.state import SCHEMA_VERSION, Attempt, RunState
+from selfcorrect_action.records import evolve
 from selfcorrect_action.redact import redact_data
 from selfcorrect_action.sandbox.models import ExecutionResult
 
@@ -92,7 +93,7 @@ def schema_words() -> frozenset[str]:
 
 def without_host_paths(state: RunState) -> RunState:
     attempts = [_attempt_without_host_paths(attempt) for attempt in state.attempts]
-    return state.model_copy(update={"attempts": attempts})
+    return evolve(state, {"attempts": attempts})
 
 
 def _attempt_without_host_paths(attempt: Attempt) -> Attempt:
@@ -107,5 +108,5 @@ def _attempt_without_host_paths(attempt: Attempt) -> Attempt:
 def _result_without_host_paths(result: ExecutionResult | None) -> ExecutionResult | None:
     if result is None:
         return None
-    artifacts = [record.model_copy(update={"host_path": None}) for record in result.artifacts]
-    return result.model_copy(update={"artifacts": artifacts})
+    artifacts = [evolve(record, {"host_path": None}) for record in result.artifacts]
+    return evolve(result, {"artifacts": artifacts})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePosixPath
 
+from selfcorrect_action.records import evolve
 from selfcorrect_action.sandbox.models import ArtifactRecord, OutputCaps
 from selfcorrect_action.sandbox.ustar import Member, Readable, UstarError, UstarReader
 
@@ -107,11 +108,11 @@ def _write(reader: UstarReader, destination: Path, record: ArtifactRecord) -> Ar
         _make_parents(destination, record.path)
         fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     except OSError as exc:
-        return record.model_copy(update={"rejected": f"cannot be written on the host: {exc}"})
+        return evolve(record, {"rejected": f"cannot be written on the host: {exc}"})
     with os.fdopen(fd, "wb") as out:
         while block := reader.read_member(1 << 20):
             out.write(block)
-    return record.model_copy(update={"host_path": target})
+    return evolve(record, {"host_path": target})
 
 
 def _make_parents(destination: Path, rel: str) -> None:

@@ -208,3 +208,45 @@ def test_an_interrupt_keeps_the_attempts_made(tmp_path: Path) -> None:
     final = run_loop(state(), deps(llm, CannedSandbox(interrupted), tmp_path))
     assert final.status is Status.ERROR and final.stop_reason.startswith("interrupted")
     assert len(final.attempts) == 1 and final.usage.llm_calls == 2
+
+
+def test_a_function_plan_without_tests_stops_the_run_cleanly(tmp_path: Path) -> None:
+    """Issue 10: this path used to set status to the string "error", and the final
+    `status.value` crashed. It is the model's failure: stopped, with the reason kept."""
+    spec = TaskSpec(prompt="add two numbers", kind="function")
+    start = RunState(run_id="r", started_at="t0", spec_source="t.yml", spec=spec,
+                     output_name="task.py", contract=spec.contract, models=ModelTiers())
+    llm = ScriptedLLM([PLAN])
+    final = run_loop(start, deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.STOPPED
+    assert "wrote none" in final.stop_reason
+    assert final.attempts == [] and final.plan is not None
+    assert final.usage.llm_calls == 1 and final.finished_at == "t1"
+
+
+def test_states_are_observed_after_the_plan_and_every_attempt(tmp_path: Path) -> None:
+    seen: list[RunState] = []
+    llm = ScriptedLLM([PLAN, ("generate", code("boom()")), ("repair", code("print('good')")),
+                       PASS])
+    run_loop(state(), Deps(llm=llm, sandbox=CannedSandbox(ok_if("good")), work_root=tmp_path,
+                           on_state=seen.append))
+    assert [len(s.attempts) for s in seen] == [0, 1, 2]
+    assert seen[-1].status is Status.PASSED and seen[0].plan is not None
+
+
+def test_a_replay_that_runs_short_ends_with_the_replay_problems_exit_code(
+    tmp_path: Path,
+) -> None:
+    """It used to exit 3 (infrastructure) while every other replay problem exits 2."""
+    from selfcorrect_action.llm.errors import LLMReplayError
+    from selfcorrect_action.runs.outcome import exit_code
+
+    class ShortReplay:
+        def complete(self, request: object) -> object:
+            raise LLMReplayError("r.jsonl: the run asked for exchange index 0 but the "
+                                 "recording has only 0")
+
+    final = run_loop(state(), Deps(llm=ShortReplay(), sandbox=CannedSandbox(ok_if("x")),  # type: ignore[arg-type]
+                                   work_root=tmp_path))
+    assert final.status is Status.ERROR and final.error_exit_code == 2
+    assert exit_code(final) == 2

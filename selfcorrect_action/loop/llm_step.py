@@ -1,27 +1,28 @@
-"""Small pieces every LLM-calling step shares: the metered client for this step, the system
-message, and turning a budget refusal or a twice-malformed answer into the run's end."""
+"""What every LLM-calling step shares: the metered client for the step, the system message,
+and turning a budget refusal or a twice-malformed answer into the run's end."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import TypeVar
 
 from selfcorrect_action.llm.errors import LLMStructuredOutputError
 from selfcorrect_action.llm.models import ChatMessage
 from selfcorrect_action.loop.budget import BudgetExhausted, TokenBudget
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.metered import MeteredLLM
-from selfcorrect_action.loop.state import RunState, Status
+from selfcorrect_action.loop.state import RunState, Status, end_run
 from selfcorrect_action.templating import render
 
 T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class StepOutcome(Generic[T]):
-    value: T
-    failed: RunState | None = None  # set when the run ends here instead
+class RunEnded:
+    """The call could not be made or answered usefully: the run ends with this state."""
+
+    state: RunState
 
 
 def metered(state: RunState, deps: Deps) -> MeteredLLM:
@@ -38,19 +39,17 @@ def system_message(state: RunState) -> ChatMessage:
     ))
 
 
-def settle_llm_step(state: RunState, llm: MeteredLLM, call: Callable[[], T]) -> StepOutcome[T]:
+def call_or_end(state: RunState, llm: MeteredLLM, call: Callable[[], T]) -> T | RunEnded:
     """Run `call`; a budget refusal ends the run as exhausted, a structured answer that was
     malformed twice ends it as stopped: the model, not the infrastructure, failed (exit 1,
     not the exit 3 that tells people to go fix their setup). Usage spent so far is kept
     either way."""
     try:
-        return StepOutcome(call())
+        return call()
     except BudgetExhausted as exc:
-        ended = state.model_copy(update={"status": Status.EXHAUSTED, "stop_reason": str(exc),
-                                         "usage": llm.usage})
+        return RunEnded(end_run(state, Status.EXHAUSTED, str(exc), usage=llm.usage))
     except LLMStructuredOutputError as exc:
-        ended = state.model_copy(update={
-            "status": Status.STOPPED, "usage": llm.usage,
-            "stop_reason": f"the model's structured answer was malformed twice: {exc.message}",
-        })
-    return StepOutcome(None, failed=ended)  # type: ignore[arg-type]
+        return RunEnded(end_run(
+            state, Status.STOPPED,
+            f"the model's structured answer was malformed twice: {exc.message}",
+            usage=llm.usage))
