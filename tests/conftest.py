@@ -5,10 +5,16 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
 from selfcorrect_action.errors import SandboxUnavailable
+
+if TYPE_CHECKING:
+    import docker
+
+    from selfcorrect_action.sandbox.docker_engine import DockerEngine
 
 
 def _docker_or_fail(reason: str) -> None:
@@ -18,20 +24,28 @@ def _docker_or_fail(reason: str) -> None:
 
 
 @pytest.fixture(scope="session")
-def docker_client():  # type: ignore[no-untyped-def]
+def docker_engine() -> DockerEngine:
+    """The engine as selfcorrect sees it (the Engine interface over the docker SDK)."""
     from selfcorrect_action.sandbox import engine
 
     try:
         return engine.connect()
     except SandboxUnavailable as exc:
         _docker_or_fail(f"no Docker engine answers ({exc.message})")
+        raise
 
 
 @pytest.fixture(scope="session")
-def sandbox_image(docker_client) -> str:  # type: ignore[no-untyped-def]
+def docker_client(docker_engine: DockerEngine) -> docker.DockerClient:
+    """The raw SDK client, for tests that inspect the engine's own state."""
+    return docker_engine.client
+
+
+@pytest.fixture(scope="session")
+def sandbox_image(docker_engine: DockerEngine) -> str:
     from selfcorrect_action.sandbox.image import ensure_image
 
-    return ensure_image(docker_client)
+    return ensure_image(docker_engine)
 
 
 @pytest.fixture(params=["runc", "runsc"])
@@ -43,13 +57,14 @@ def runtime(request: pytest.FixtureRequest, docker_client) -> str:  # type: igno
 
 
 @pytest.fixture
-def sandbox(docker_client, sandbox_image) -> Iterator[object]:  # type: ignore[no-untyped-def]
+def sandbox(docker_engine: DockerEngine, docker_client: docker.DockerClient,
+            sandbox_image: str) -> Iterator[object]:
     """A Sandbox without a pool. On the way out it checks that none of its containers is
     left behind, running or not."""
     from selfcorrect_action.sandbox.client import Sandbox
     from selfcorrect_action.sandbox.config import LABEL_SESSION
 
-    box = Sandbox(docker_client, sandbox_image)
+    box = Sandbox(docker_engine, sandbox_image)
     with box:
         yield box
     leftovers = docker_client.containers.list(

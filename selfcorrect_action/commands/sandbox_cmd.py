@@ -7,8 +7,8 @@ from rich.markup import escape
 from rich.status import Status
 
 from selfcorrect_action.sandbox import engine
-from selfcorrect_action.sandbox.build_support import NOTE
 from selfcorrect_action.sandbox.image import ensure_image
+from selfcorrect_action.sandbox.progress import NOTE
 
 
 def build_image(*, force: bool) -> int:

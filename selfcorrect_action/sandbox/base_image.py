@@ -19,11 +19,9 @@ from collections import deque
 from collections.abc import Iterator
 from pathlib import Path
 
-import docker
-from docker.errors import DockerException, ImageNotFound
-
 from selfcorrect_action.errors import SandboxError, SandboxUnavailable
-from selfcorrect_action.sandbox.build_support import NOTE, Progress, engine_errors
+from selfcorrect_action.sandbox.engine_api import Engine
+from selfcorrect_action.sandbox.progress import NOTE, Progress
 
 BASE_IMAGE = "debian:bookworm-slim"
 SUITE = "bookworm"
@@ -136,17 +134,17 @@ def import_failed(reply: str) -> str | None:
 # ---- I/O below. ----
 
 
-def ensure_base(client: docker.DockerClient, *, progress: Progress) -> None:
-    if _present(client, BASE_IMAGE):
+def ensure_base(engine: Engine, *, progress: Progress) -> None:
+    if engine.image(BASE_IMAGE) is not None:
         return
     progress(NOTE + f"{BASE_IMAGE} is missing; trying to pull it")
-    if _pull(client, BASE_IMAGE, timeout_s=PULL_TIMEOUT_S) and _present(client, BASE_IMAGE):
+    if _pull(engine, BASE_IMAGE, timeout_s=PULL_TIMEOUT_S) and engine.image(BASE_IMAGE):
         return
     progress(NOTE + f"cannot pull {BASE_IMAGE}; making it with debootstrap (about a minute)")
-    make_base(client, progress=progress)
+    make_base(engine, progress=progress)
 
 
-def make_base(client: docker.DockerClient, *, progress: Progress, tag: str = BASE_IMAGE) -> None:
+def make_base(engine: Engine, *, progress: Progress, tag: str = BASE_IMAGE) -> None:
     problem = debootstrap_problem(
         euid=os.geteuid(), debootstrap=shutil.which("debootstrap"), tar=shutil.which("tar")
     )
@@ -160,7 +158,7 @@ def make_base(client: docker.DockerClient, *, progress: Progress, tag: str = BAS
             _unmount_leftovers(root)
         _slim(root)
         progress(NOTE + f"importing the root filesystem as {tag}")
-        import_rootfs(client, root, tag)
+        import_rootfs(engine, root, tag)
     progress(NOTE + f"made {tag}")
 
 
@@ -201,45 +199,31 @@ def _run_logged(argv: list[str], *, progress: Progress, what: str) -> None:
         )
 
 
-def import_rootfs(client: docker.DockerClient, root: Path, tag: str) -> None:
+def import_rootfs(engine: Engine, root: Path, tag: str) -> None:
     """Streams `tar` straight into the engine: the root filesystem is never held in memory."""
     repository, version = split_image(tag)
     argv = ["tar", "--numeric-owner", "-C", str(root), "-c", "."]
-    with subprocess.Popen(argv, stdout=subprocess.PIPE) as tar, engine_errors(f"importing {tag}"):
-        reply = client.api.import_image_from_stream(
-            tar.stdout, repository=repository, tag=version, changes=['CMD ["bash"]']
-        )
-    error = import_failed(str(reply))
+    with subprocess.Popen(argv, stdout=subprocess.PIPE) as tar:
+        assert tar.stdout is not None
+        reply = engine.import_image(tar.stdout, repository=repository, tag=version)
+    error = import_failed(reply)
     if tar.returncode and not error:
         error = f"tar exited with code {tar.returncode}"
         # What got imported is a truncated filesystem under the real name: do not keep it.
-        with contextlib.suppress(DockerException, OSError):
-            client.images.remove(tag)
+        engine.remove_image(tag)
     if error:
         raise SandboxError(f"importing the debootstrap root as {tag} failed: {error}")
 
 
-def _present(client: docker.DockerClient, name: str) -> bool:
-    with engine_errors(f"looking up {name}"):
-        try:
-            client.images.get(name)
-        except ImageNotFound:
-            return False
-    return True
-
-
-def _pull(client: docker.DockerClient, name: str, *, timeout_s: float) -> bool:
+def _pull(engine: Engine, name: str, *, timeout_s: float) -> bool:
     """Tries a pull for at most timeout_s. Any failure just means "not pulled": the caller
     falls back to debootstrap. A pull still hanging keeps running in a daemon thread."""
     repository, tag = split_image(name)
     done: list[bool] = []
 
     def attempt() -> None:
-        try:
-            client.api.pull(repository, tag=tag)
-        except (DockerException, OSError):
-            return
-        done.append(True)
+        if engine.pull(repository, tag):
+            done.append(True)
 
     worker = threading.Thread(target=attempt, name="selfcorrect-pull", daemon=True)
     worker.start()

@@ -6,16 +6,18 @@ and `close()` waits for background removals. Use it as a context manager.
 
 from __future__ import annotations
 
+import os
+import socket
 import threading
 import uuid
 from concurrent.futures import Future, ThreadPoolExecutor, wait
 from pathlib import Path
 from types import TracebackType
 
-import docker
-
-from selfcorrect_action.sandbox import engine, lifecycle
+from selfcorrect_action.sandbox import engine as engine_checks
+from selfcorrect_action.sandbox import lifecycle
 from selfcorrect_action.sandbox.config import PoolKey
+from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.execution import execute
 from selfcorrect_action.sandbox.lifecycle import Prepared
 from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult, Limits, Runtime
@@ -30,17 +32,18 @@ COLD_IDLE_TIMEOUT_S = 60.0
 class Sandbox:
     def __init__(
         self,
-        client: docker.DockerClient,
+        engine: Engine,
         image: str,
         *,
         pool_size: int = 0,
         max_workers: int = 4,
     ) -> None:
-        self._client = client
+        self._engine = engine
         self._image = image
         self._pool_size = pool_size
         self._max_workers = max_workers
         self.session = uuid.uuid4().hex[:12]
+        self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self._executor: ThreadPoolExecutor | None = None
         self._pool: WarmPool | None = None
         self._lock = threading.Lock()
@@ -48,7 +51,7 @@ class Sandbox:
         self._background: set[Future[None]] = set()
 
     def start(self) -> Sandbox:
-        engine.reap_orphans(self._client)
+        engine_checks.reap_orphans(self._engine)
         self._executor = ThreadPoolExecutor(self._max_workers, thread_name_prefix="sandbox")
         if self._pool_size > 0:
             self._pool = WarmPool(
@@ -102,14 +105,12 @@ class Sandbox:
         self.close()
 
     def _make_cold(self, key: PoolKey) -> Prepared:
-        return lifecycle.prepare(
-            self._client, key, session=self.session, idle_timeout_s=COLD_IDLE_TIMEOUT_S
-        )
+        return lifecycle.prepare(self._engine, key, session=self.session, owner=self.owner,
+                                 idle_timeout_s=COLD_IDLE_TIMEOUT_S)
 
     def _make_pooled(self, key: PoolKey) -> Prepared:
-        return lifecycle.prepare(
-            self._client, key, session=self.session, idle_timeout_s=POOL_IDLE_TIMEOUT_S
-        )
+        return lifecycle.prepare(self._engine, key, session=self.session, owner=self.owner,
+                                 idle_timeout_s=POOL_IDLE_TIMEOUT_S)
 
     def _teardown(self, prepared: Prepared) -> None:
         if self._executor is None:
@@ -128,6 +129,6 @@ class Sandbox:
         with self._lock:
             if (runtime, network) in self._checked_runtimes:
                 return
-        engine.require_runtime(self._client, runtime, network=network)
+        engine_checks.require_runtime(self._engine, runtime, network=network)
         with self._lock:
             self._checked_runtimes.add((runtime, network))

@@ -12,6 +12,9 @@ from selfcorrect_action.sandbox.models import SANDBOX_UID, WORK_DIR, Limits, Run
 LABEL = "org.selfcorrect.sandbox"
 LABEL_EXPIRES = "org.selfcorrect.expires"
 LABEL_SESSION = "org.selfcorrect.session"
+# "host:pid" of the process that made the container: which run a container belongs to when
+# several share an engine (a test asserting on its own containers only, a person debugging).
+LABEL_OWNER = "org.selfcorrect.owner"
 RUNNER_PATH = "/opt/selfcorrect/runner.py"
 # An execute-only copy of python3 (see sandbox/Dockerfile): exec'ing it leaves the runner
 # non-dumpable, out of the script's reach through ptrace and /proc. gVisor's loader reads
@@ -32,7 +35,7 @@ class PoolKey(BaseModel):
 
 
 def container_config(
-    key: PoolKey, *, session: str, expires_at: float, idle_timeout_s: float
+    key: PoolKey, *, session: str, expires_at: float, idle_timeout_s: float, owner: str = ""
 ) -> dict[str, Any]:
     """Keyword arguments for docker's `containers.create`."""
     limits = key.limits
@@ -84,6 +87,7 @@ def container_config(
         "labels": {
             LABEL: "1",
             LABEL_SESSION: session,
+            LABEL_OWNER: owner,
             LABEL_EXPIRES: str(int(expires_at)),
         },
     }

@@ -1,49 +1,31 @@
-"""The seam to the Docker engine: connecting, checking runtimes, reaping orphans.
-
-docker SDK exceptions stop here and become SandboxUnavailable or SandboxError."""
+"""What selfcorrect checks and tidies on the engine, over the Engine interface: connecting,
+that a runtime is registered the way the contract needs it, and reaping orphans."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Mapping
 
-import docker
-from docker.errors import APIError, DockerException
-
 from selfcorrect_action.errors import SandboxUnavailable, UsageError
 from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES
+from selfcorrect_action.sandbox.docker_engine import RUNSC_HINT, DockerEngine
+from selfcorrect_action.sandbox.docker_engine import connect as _connect_docker
+from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.models import MAX_TIMEOUT_S
 
 # How long past its expiry a running container may still be doing legitimate work: the
 # longest script, then the kill grace and the artifact transfer, with room to spare.
 RUNNING_GRACE_S = MAX_TIMEOUT_S + 600.0
 
-START_DOCKER_HINT = (
-    "start a Docker engine: `sudo systemctl start docker`, or on a machine without systemd "
-    "`bash .ci/docker-up` from the selfcorrect checkout (installs docker.io and runsc if needed); "
-    "set DOCKER_HOST if the engine listens elsewhere"
-)
+
+def connect(environ: Mapping[str, str] | None = None) -> DockerEngine:
+    """The Docker engine named by DOCKER_HOST (or the default socket), once it answers."""
+    return _connect_docker(environ)
 
 
-def connect(environ: Mapping[str, str] | None = None) -> docker.DockerClient:
-    """A client for the engine named by DOCKER_HOST (or the default socket) that answers."""
-    try:
-        client = docker.from_env(environment=dict(environ) if environ is not None else None)
-        client.ping()
-    except DockerException as exc:
-        raise SandboxUnavailable(
-            f"no Docker engine answers: {_short(exc)}", hint=START_DOCKER_HINT
-        ) from exc
-    return client
-
-
-def require_runtime(client: docker.DockerClient, runtime: str, *, network: str = "none") -> None:
-    try:
-        runtimes = client.info().get("Runtimes", {})
-    except DockerException as exc:
-        raise SandboxUnavailable(f"cannot query the Docker engine: {_short(exc)}") from exc
-    args = (runtimes.get(runtime) or {}).get("runtimeArgs") or []
-    if network == "open" and "--network=none" in args:
+def require_runtime(engine: Engine, runtime: str, *, network: str = "none") -> None:
+    runtimes = engine.runtimes()
+    if network == "open" and "--network=none" in runtimes.get(runtime, []):
         raise UsageError(
             f"the contract asks for `network: open`, but the {runtime} runtime is registered "
             "with --network=none, so the script would have no network at all",
@@ -52,13 +34,11 @@ def require_runtime(client: docker.DockerClient, runtime: str, *, network: str =
     if runtime not in runtimes:
         raise SandboxUnavailable(
             f"the Docker engine has no runtime {runtime!r} (it has: {', '.join(sorted(runtimes))})",
-            hint="install gVisor (`apt-get install runsc`) and register it in "
-            "/etc/docker/daemon.json with runtimeArgs [\"--network=none\"], then reload dockerd "
-            "(`bash .ci/docker-up` does both); or use --runtime runc",
+            hint=RUNSC_HINT,
         )
 
 
-def reap_orphans(client: docker.DockerClient, *, now: float | None = None) -> int:
+def reap_orphans(engine: Engine, *, now: float | None = None) -> int:
     """Remove sandbox containers left by a run that crashed or was killed before it could
     clean up. The expiry label is set at creation, before anyone knows how long the script
     will run, so it only covers a container waiting for its request: one still running
@@ -68,18 +48,11 @@ def reap_orphans(client: docker.DockerClient, *, now: float | None = None) -> in
     when its attach socket closes."""
     now = time.time() if now is None else now
     removed = 0
-    try:
-        containers = client.containers.list(all=True, filters={"label": LABEL})
-    except DockerException:
-        return 0
-    for container in containers:
+    for container in engine.labelled(LABEL):
         grace = RUNNING_GRACE_S if container.status == "running" else 0.0
         if _expires(container.labels) + grace < now:
-            try:
-                container.remove(force=True)
-                removed += 1
-            except APIError:
-                continue
+            engine.remove(container.id)
+            removed += 1
     return removed
 
 
@@ -88,8 +61,3 @@ def _expires(labels: Mapping[str, str]) -> float:
         return float(labels.get(LABEL_EXPIRES, "0"))
     except ValueError:
         return 0.0
-
-
-def _short(exc: Exception) -> str:
-    text = str(exc).strip().splitlines()
-    return text[0][:300] if text else type(exc).__name__

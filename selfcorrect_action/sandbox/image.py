@@ -20,20 +20,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-import docker
-import requests
-from docker.errors import DockerException, ImageNotFound
-
 from selfcorrect_action import __version__
-from selfcorrect_action.errors import SandboxError
+from selfcorrect_action.errors import SandboxError, SandboxUnavailable
 from selfcorrect_action.resources import sandbox_context
 from selfcorrect_action.sandbox.base_image import ensure_base
-from selfcorrect_action.sandbox.build_support import (
-    NOTE,
-    Progress,
-    engine_errors,
-    ignore_progress,
-)
+from selfcorrect_action.sandbox.engine_api import Engine
+from selfcorrect_action.sandbox.progress import NOTE, Progress, ignore_progress
 
 IMAGE_REPOSITORY = "selfcorrect-sandbox"
 HASH_LABEL = "org.selfcorrect.context-hash"
@@ -151,11 +143,11 @@ def write_context_tar(root: Path, out: IO[bytes]) -> None:
                 tar.addfile(info, data)
 
 
-# ---- Docker I/O below: thin, and every docker exception is translated here. ----
+# ---- Engine I/O below: thin; the engine adapter translates every failure. ----
 
 
 def ensure_image(
-    client: docker.DockerClient,
+    engine: Engine,
     *,
     force: bool = False,
     progress: Progress = ignore_progress,
@@ -166,20 +158,33 @@ def ensure_image(
     root = context or sandbox_context()
     tag = tag or image_tag()
     wanted = context_hash(root)
-    existing_id, existing_hash = _existing(client, tag)
+    existing_id, existing_hash = _existing(engine, tag)
     decision = decide(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=force)
     if not decision.build:
         progress(NOTE + decision.reason)
         return tag
     with _build_lock(tag):
         # Another run on this machine may have built it while we waited for the lock.
-        existing_id, existing_hash = _existing(client, tag)
+        existing_id, existing_hash = _existing(engine, tag)
         decision = decide(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=force)
         progress(NOTE + decision.reason)
         if not decision.build:
             return tag
-        return _build_and_replace(client, root, tag, wanted, existing_id, force=force,
+        return _build_and_replace(engine, root, tag, wanted, existing_id, force=force,
                                   progress=progress)
+
+
+def require_image(engine: Engine, tag: str) -> str:
+    """A prebuilt sandbox image named by the user (the action's `sandbox-image`): used as it
+    is, never built or pulled here, so it must be on the engine already."""
+    existing_id, _ = _existing(engine, tag)
+    if existing_id is None:
+        raise SandboxUnavailable(
+            f"the sandbox image {tag!r} is not on the Docker engine",
+            hint="build or pull it before this step (e.g. `selfcorrect sandbox build`, or "
+            "`docker pull` it), or leave sandbox-image empty to have it built on first use",
+        )
+    return tag
 
 
 @contextlib.contextmanager
@@ -196,35 +201,33 @@ def _build_lock(tag: str) -> Iterator[None]:
 
 
 def _build_and_replace(
-    client: docker.DockerClient, root: Path, tag: str, wanted: str, existing_id: str | None,
+    engine: Engine, root: Path, tag: str, wanted: str, existing_id: str | None,
     *, force: bool, progress: Progress,
 ) -> str:
-    ensure_base(client, progress=progress)
-    new_id = _build(client, root, tag=tag, wanted_hash=wanted, nocache=force, progress=progress)
+    ensure_base(engine, progress=progress)
+    new_id = _build(engine, root, tag=tag, wanted_hash=wanted, nocache=force, progress=progress)
     if existing_id and existing_id != new_id:
-        _remove_quietly(client, existing_id)
+        engine.remove_image(existing_id)
     progress(NOTE + f"built {tag}")
     return tag
 
 
-def image_status(client: docker.DockerClient, *, context: Path, tag: str) -> Decision:
+def image_status(engine: Engine, *, context: Path, tag: str) -> Decision:
     """What ensure_image would do, without doing it."""
-    _, existing_hash = _existing(client, tag)
+    _, existing_hash = _existing(engine, tag)
     wanted = context_hash(context)
     return decide(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=False)
 
 
-def _existing(client: docker.DockerClient, tag: str) -> tuple[str | None, str | None]:
-    with engine_errors(f"looking up {tag}"):
-        try:
-            image = client.images.get(tag)
-        except ImageNotFound:
-            return None, None
-    return image.id, (image.labels or {}).get(HASH_LABEL, "")
+def _existing(engine: Engine, tag: str) -> tuple[str | None, str | None]:
+    image = engine.image(tag)
+    if image is None:
+        return None, None
+    return image.id, image.labels.get(HASH_LABEL, "")
 
 
 def _build(
-    client: docker.DockerClient,
+    engine: Engine,
     root: Path,
     *,
     tag: str,
@@ -234,15 +237,10 @@ def _build(
 ) -> str:
     log = BuildLog()
     labels = build_labels(wanted_hash=wanted_hash)
-    with tempfile.TemporaryFile() as context, engine_errors(f"building {tag}"):
+    with tempfile.TemporaryFile() as context:
         write_context_tar(root, context)
         context.seek(0)
-        # pull=False: the base is local by now (ensure_base), and no registry may answer.
-        stream = client.api.build(
-            fileobj=context, custom_context=True, tag=tag, labels=labels, rm=True,
-            forcerm=True, nocache=nocache, pull=False, decode=True,
-        )  # fmt: skip
-        for chunk in stream:
+        for chunk in engine.build_image(context, tag=tag, labels=labels, nocache=nocache):
             for line in log.feed(chunk):
                 progress(line)
     for line in log.close():
@@ -251,11 +249,3 @@ def _build(
         raise log.failure(tag)
     return log.image_id
 
-
-def _remove_quietly(client: docker.DockerClient, image_id: str) -> None:
-    """Drop the image a rebuild replaced, so stale builds do not pile up on disk. Still in use
-    (a pooled container, another tag) is fine: it stays."""
-    try:
-        client.images.remove(image_id)
-    except (DockerException, requests.exceptions.RequestException):
-        return

@@ -59,10 +59,6 @@ class WarmPool:
                     return
             time.sleep(0.01)
 
-    def ready_count(self, key: PoolKey) -> int:
-        with self._lock:
-            return len(self._ready[key])
-
     def close(self) -> None:
         with self._lock:
             self._closed = True

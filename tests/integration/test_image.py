@@ -18,8 +18,8 @@ from docker.errors import ImageNotFound
 from selfcorrect_action import __version__
 from selfcorrect_action.resources import sandbox_context
 from selfcorrect_action.sandbox.base_image import import_rootfs
-from selfcorrect_action.sandbox.build_support import NOTE
 from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.sandbox.docker_engine import DockerEngine
 from selfcorrect_action.sandbox.image import (
     HASH_LABEL,
     VERSION_LABEL,
@@ -29,6 +29,7 @@ from selfcorrect_action.sandbox.image import (
     image_tag,
 )
 from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
+from selfcorrect_action.sandbox.progress import NOTE
 
 pytestmark = pytest.mark.docker
 
@@ -79,34 +80,35 @@ def test_image_is_tagged_and_labelled(
 
 
 def test_a_current_image_is_reused_at_once(
-    docker_client: docker.DockerClient, sandbox_image: str
+    docker_engine: DockerEngine, docker_client: docker.DockerClient, sandbox_image: str
 ) -> None:
     notes: list[str] = []
     started = time.monotonic()
-    assert ensure_image(docker_client, progress=notes.append) == sandbox_image
+    assert ensure_image(docker_engine, progress=notes.append) == sandbox_image
     assert time.monotonic() - started < 0.5
     assert len(notes) == 1 and notes[0].startswith(NOTE + "reusing")
 
 
 def test_a_changed_context_is_stale_and_rebuilt(
-    docker_client: docker.DockerClient, sandbox_image: str, scratch_tag: str, tmp_path: Path
+    docker_engine: DockerEngine, docker_client: docker.DockerClient, sandbox_image: str,
+    scratch_tag: str, tmp_path: Path,
 ) -> None:
     context = Path(shutil.copytree(sandbox_context(), tmp_path / "sandbox"))
-    assert not image_status(docker_client, context=context, tag=sandbox_image).build
+    assert not image_status(docker_engine, context=context, tag=sandbox_image).build
     (context / "runner.py").touch()
-    assert not image_status(docker_client, context=context, tag=sandbox_image).build
+    assert not image_status(docker_engine, context=context, tag=sandbox_image).build
 
     with (context / "runner.py").open("a") as runner:
         runner.write("# changed\n")
-    assert image_status(docker_client, context=context, tag=sandbox_image).build
+    assert image_status(docker_engine, context=context, tag=sandbox_image).build
     # Only the last layers differ, so the rebuild comes from the layer cache in seconds.
-    ensure_image(docker_client, context=context, tag=scratch_tag)
+    ensure_image(docker_engine, context=context, tag=scratch_tag)
     first = docker_client.images.get(scratch_tag)
     assert first.labels[HASH_LABEL] == context_hash(context)
 
     with (context / "runner.py").open("a") as runner:
         runner.write("# changed again\n")
-    ensure_image(docker_client, context=context, tag=scratch_tag)
+    ensure_image(docker_engine, context=context, tag=scratch_tag)
     assert docker_client.images.get(scratch_tag).id != first.id
     with pytest.raises(ImageNotFound):  # the replaced build does not linger on disk
         docker_client.images.get(first.id)
@@ -169,26 +171,28 @@ def test_no_setuid_or_setgid_files(docker_client: docker.DockerClient, sandbox_i
 
 
 def test_a_root_filesystem_streams_into_the_engine(
-    docker_client: docker.DockerClient, scratch_tag: str, tmp_path: Path
+    docker_engine: DockerEngine, docker_client: docker.DockerClient, scratch_tag: str,
+    tmp_path: Path,
 ) -> None:
     """The import half of making the base (the debootstrap half needs a minute and root)."""
     (tmp_path / "etc").mkdir()
     (tmp_path / "etc" / "os-release").write_text("ID=test\n")
-    import_rootfs(docker_client, tmp_path, scratch_tag)
+    import_rootfs(docker_engine, tmp_path, scratch_tag)
     image = docker_client.images.get(scratch_tag)
     assert image.attrs["Config"]["Cmd"] == ["bash"]
     assert image.attrs["Size"] > 0
 
 
 def test_parallel_runs_build_a_stale_image_once(
-    docker_client: docker.DockerClient, sandbox_image: str, scratch_tag: str, tmp_path: Path
+    docker_engine: DockerEngine, docker_client: docker.DockerClient, sandbox_image: str,
+    scratch_tag: str, tmp_path: Path,
 ) -> None:
     context = Path(shutil.copytree(sandbox_context(), tmp_path / "sandbox"))
     with (context / "runner.py").open("a") as runner:
         runner.write("# built by one of two parallel runs\n")
     logs: list[list[str]] = [[], []]
     threads = [
-        threading.Thread(target=ensure_image, args=(docker_client,),
+        threading.Thread(target=ensure_image, args=(docker_engine,),
                          kwargs={"context": context, "tag": scratch_tag,
                                  "progress": logs[i].append})
         for i in range(2)

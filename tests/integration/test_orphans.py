@@ -42,7 +42,9 @@ def _containers(client, session: str, *, running_only: bool):  # type: ignore[no
                                   filters={"label": f"{LABEL_SESSION}={session}"})
 
 
-def test_a_killed_run_leaves_nothing_running_and_is_reaped(docker_client, sandbox_image) -> None:  # type: ignore[no-untyped-def]
+def test_a_killed_run_leaves_nothing_running_and_is_reaped(  # type: ignore[no-untyped-def]
+    docker_client, docker_engine, sandbox_image
+) -> None:
     child = subprocess.Popen([sys.executable, "-c", CHILD, sandbox_image],
                              stdout=subprocess.PIPE, text=True)
     try:
@@ -63,13 +65,13 @@ def test_a_killed_run_leaves_nothing_running_and_is_reaped(docker_client, sandbo
         time.sleep(0.5)
     leftovers = _containers(docker_client, session, running_only=False)
     assert leftovers, "expected stopped containers for the reaper"
-    assert engine.reap_orphans(docker_client, now=time.time()) == 0  # not expired yet
-    assert engine.reap_orphans(docker_client, now=time.time() + 3600) >= len(leftovers)
+    assert engine.reap_orphans(docker_engine, now=time.time()) == 0  # not expired yet
+    assert engine.reap_orphans(docker_engine, now=time.time() + 3600) >= len(leftovers)
     assert _containers(docker_client, session, running_only=False) == []
 
 
 def test_a_running_execution_is_not_reaped_however_long_it_runs(
-    docker_client, sandbox: Sandbox, tmp_path
+    docker_client, docker_engine, sandbox: Sandbox, tmp_path
 ) -> None:  # type: ignore[no-untyped-def]
     """The expiry label is set at creation, before the script's timeout is known: another
     run's reaper must not take a container that is still executing a long script."""
@@ -85,7 +87,7 @@ def test_a_running_execution_is_not_reaped_however_long_it_runs(
             time.sleep(0.1)
         time.sleep(1)
         # Long past the idle expiry, still inside the longest allowed execution.
-        assert engine.reap_orphans(docker_client, now=time.time() + 3000) == 0
+        assert engine.reap_orphans(docker_engine, now=time.time() + 3000) == 0
     finally:
         worker.join(timeout=60)
     assert results and results[0].exit_code == 0 and "start" in results[0].stdout.text

@@ -70,9 +70,9 @@ def test_a_file_left_by_one_execution_is_absent_from_the_next(run_script) -> Non
 
 
 def test_pooled_containers_do_not_leak_between_executions(
-    docker_client, sandbox_image: str, runtime: str, tmp_path: Path
+    docker_engine, sandbox_image: str, runtime: str, tmp_path: Path
 ) -> None:
-    with Sandbox(docker_client, sandbox_image, pool_size=2) as box:
+    with Sandbox(docker_engine, sandbox_image, pool_size=2) as box:
         outputs = []
         for i in range(4):
             code = (

@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
-from docker.errors import APIError, ImageNotFound
 
 from selfcorrect_action.sandbox import base_image
 from selfcorrect_action.sandbox.base_image import (
@@ -19,6 +17,7 @@ from selfcorrect_action.sandbox.base_image import (
     slim_removals,
     split_image,
 )
+from tests.fakes.fake_engine import FakeEngine
 
 
 def test_split_image() -> None:
@@ -100,38 +99,6 @@ def test_import_failed_reads_the_json_reply() -> None:
     assert import_failed("not json") is None
 
 
-class _FakeImages:
-    def __init__(self, present: set[str]) -> None:
-        self.present = present
-
-    def get(self, name: str) -> object:
-        if name not in self.present:
-            raise ImageNotFound(name)
-        return object()
-
-
-class _FakeApi:
-    def __init__(self, images: _FakeImages, *, pull: str) -> None:
-        self.images, self.mode = images, pull
-        self.release = threading.Event()
-
-    def pull(self, repository: str, tag: str) -> str:
-        if self.mode == "hang":
-            self.release.wait(10)
-        if self.mode == "ok":
-            self.images.present.add(f"{repository}:{tag}")
-            return ""
-        raise APIError("dial tcp: lookup registry-1.docker.io: no such host")
-
-
-class _FakeClient:
-    """Only the two calls ensure_base makes: looking an image up and pulling it."""
-
-    def __init__(self, *, present: bool, pull: str) -> None:
-        self.images = _FakeImages({BASE_IMAGE} if present else set())
-        self.api = _FakeApi(self.images, pull=pull)
-
-
 @pytest.fixture
 def made(monkeypatch: pytest.MonkeyPatch) -> list[object]:
     calls: list[object] = []
@@ -148,9 +115,9 @@ def made(monkeypatch: pytest.MonkeyPatch) -> list[object]:
 def test_ensure_base_falls_back_to_debootstrap(
     made: list[object], present: bool, pull: str, debootstrapped: bool
 ) -> None:
-    client = _FakeClient(present=present, pull=pull)
+    engine = FakeEngine(images={BASE_IMAGE: {}} if present else {}, pull=pull)
     notes: list[str] = []
-    ensure_base(client, progress=notes.append)  # type: ignore[arg-type]
-    client.api.release.set()
-    assert made == ([client] if debootstrapped else [])
+    ensure_base(engine, progress=notes.append)
+    engine.release.set()
+    assert made == ([engine] if debootstrapped else [])
     assert any("debootstrap" in note for note in notes) is debootstrapped

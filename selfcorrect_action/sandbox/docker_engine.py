@@ -1,0 +1,154 @@
+"""The docker SDK behind the Engine interface: the only module that imports `docker` (and
+the `requests` it raises through), so every engine failure becomes one of our errors here,
+by one set of rules:
+
+- the engine not answering: SandboxUnavailable, with how to start it;
+- the sandbox image missing, or an unknown runtime: SandboxUnavailable, with the fix;
+- anything else: SandboxError (a broken engine or a bug), with what we were doing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+from collections.abc import Iterator, Mapping
+from typing import IO, Any
+
+import docker
+import requests
+from docker.errors import APIError, DockerException, ImageNotFound
+
+from selfcorrect_action.errors import SandboxError, SandboxUnavailable
+from selfcorrect_action.sandbox.engine_api import ContainerInfo, ImageInfo, StartedContainer
+
+START_DOCKER_HINT = (
+    "start a Docker engine: `sudo systemctl start docker`, or on a machine without systemd "
+    "`bash .ci/docker-up` from the selfcorrect checkout (installs docker.io and runsc if needed); "
+    "set DOCKER_HOST if the engine listens elsewhere"
+)
+RUNSC_HINT = ("install gVisor (`apt-get install runsc`) and register it in /etc/docker/daemon.json "
+              "with runtimeArgs [\"--network=none\"], then reload dockerd (`bash .ci/docker-up` "
+              "does both); or use --runtime runc")
+_ATTACH = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
+# The SDK raises requests' own exceptions (not DockerException) when the engine is slow to
+# answer, e.g. while gVisor tears down a sandbox holding a million files.
+_ENGINE_ERRORS = (DockerException, requests.RequestException)
+
+
+def first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:300] if lines else type(exc).__name__
+
+
+@contextlib.contextmanager
+def translated(doing: str) -> Iterator[None]:
+    """Our error for whatever the SDK raises while `doing` ("creating a sandbox container")."""
+    try:
+        yield
+    except requests.exceptions.ConnectionError as exc:
+        raise SandboxUnavailable(f"the Docker engine does not answer ({doing}): "
+                                 f"{first_line(exc)}", hint=START_DOCKER_HINT) from exc
+    except ImageNotFound as exc:
+        raise SandboxUnavailable(f"{doing}: the image is missing ({first_line(exc)})",
+                                 hint="run `selfcorrect sandbox build`") from exc
+    except APIError as exc:
+        if "runtime" in str(exc).lower() and ("unknown" in str(exc).lower()
+                                              or "invalid" in str(exc).lower()):
+            raise SandboxUnavailable(f"{doing}: {first_line(exc)}", hint=RUNSC_HINT) from exc
+        raise SandboxError(f"Docker failed while {doing}: {first_line(exc)}") from exc
+    except _ENGINE_ERRORS as exc:
+        raise SandboxError(f"Docker failed while {doing}: {first_line(exc)}") from exc
+
+
+def connect(environ: Mapping[str, str] | None = None) -> DockerEngine:
+    """The engine named by DOCKER_HOST (or the default socket), once it answers."""
+    try:
+        client = docker.from_env(environment=dict(environ) if environ is not None else None)
+        client.ping()
+    except _ENGINE_ERRORS as exc:
+        raise SandboxUnavailable(f"no Docker engine answers: {first_line(exc)}",
+                                 hint=START_DOCKER_HINT) from exc
+    return DockerEngine(client)
+
+
+class DockerEngine:
+    def __init__(self, client: docker.DockerClient) -> None:
+        # Public for tests that inspect the real engine's state directly.
+        self.client = client
+
+    def runtimes(self) -> dict[str, list[str]]:
+        with translated("querying the Docker engine"):
+            found = self.client.info().get("Runtimes", {}) or {}
+        return {name: list((spec or {}).get("runtimeArgs") or []) for name, spec in found.items()}
+
+    def start_container(self, config: Mapping[str, Any]) -> StartedContainer:
+        with translated("creating a sandbox container"):
+            container = self.client.containers.create(**config)
+        try:
+            with translated("starting a sandbox container"):
+                raw = container.attach_socket(params=_ATTACH)
+                sock: socket.socket = getattr(raw, "_sock", raw)
+                container.start()
+        except BaseException:
+            self.remove(container.id)
+            raise
+        return StartedContainer(id=container.id, socket=sock)
+
+    def kill(self, container_id: str) -> None:
+        with contextlib.suppress(*_ENGINE_ERRORS):
+            self.client.api.kill(container_id)
+
+    def remove(self, container_id: str) -> None:
+        with contextlib.suppress(*_ENGINE_ERRORS):
+            self.client.api.remove_container(container_id, force=True)
+
+    def stopped_state(self, container_id: str, *, wait_s: float) -> dict[str, Any]:
+        try:
+            self.client.api.wait(container_id, timeout=wait_s)
+            attrs = self.client.api.inspect_container(container_id)
+        except Exception:  # the wait times out through requests; any failure means "unknown"
+            return {}
+        return dict(attrs.get("State", {}))
+
+    def labelled(self, label: str) -> list[ContainerInfo]:
+        try:
+            found = self.client.containers.list(all=True, filters={"label": label})
+        except _ENGINE_ERRORS:
+            return []
+        return [ContainerInfo(c.id, c.status, dict(c.labels or {})) for c in found]
+
+    def image(self, tag: str) -> ImageInfo | None:
+        with translated(f"looking up {tag}"):
+            try:
+                image = self.client.images.get(tag)
+            except ImageNotFound:
+                return None
+        return ImageInfo(image.id, dict(image.labels or {}))
+
+    def remove_image(self, image_id: str) -> None:
+        with contextlib.suppress(*_ENGINE_ERRORS):
+            self.client.images.remove(image_id)
+
+    def build_image(self, context: IO[bytes], *, tag: str, labels: Mapping[str, str],
+                    nocache: bool) -> Iterator[dict[str, Any]]:
+        with translated(f"building {tag}"):
+            # pull=False: the base is local by now (ensure_base), and no registry may answer.
+            stream = self.client.api.build(
+                fileobj=context, custom_context=True, tag=tag, labels=dict(labels), rm=True,
+                forcerm=True, nocache=nocache, pull=False, decode=True,
+            )
+            yield from stream
+
+    def import_image(self, rootfs_tar: IO[bytes], *, repository: str, tag: str) -> str:
+        with translated(f"importing {repository}:{tag}"):
+            reply = self.client.api.import_image_from_stream(
+                rootfs_tar, repository=repository, tag=tag, changes=['CMD ["bash"]'])
+        return str(reply)
+
+    def pull(self, repository: str, tag: str) -> bool:
+        try:
+            self.client.api.pull(repository, tag=tag)
+        except (*_ENGINE_ERRORS, OSError):
+            return False
+        return True
+
