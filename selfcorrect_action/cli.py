@@ -1,7 +1,8 @@
 """Command line: parses arguments into typed values and hands off to one function per verb.
 
 This is the only place that maps exceptions to exit codes: 0 passed, 1 failed, 2 bad usage
-or bad input file, 3 sandbox or infrastructure unavailable, 130 interrupted.
+or bad input file, 3 sandbox or infrastructure unavailable, 130 interrupted (SIGINT, Ctrl-C),
+143 terminated (SIGTERM, e.g. a cancelled CI job).
 """
 
 from __future__ import annotations
@@ -15,28 +16,53 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from selfcorrect_action import __version__
-from selfcorrect_action.errors import SelfcorrectError
+from selfcorrect_action.errors import (
+    SIGNAL_EXIT_CODES,
+    Interrupted,
+    SelfcorrectError,
+    interrupted_by,
+)
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 
 Handler = Callable[[argparse.Namespace], int]
+SignalHandler = Callable[[int, FrameType | None], Any] | int | None
 
 
-def _add_exec(sub: argparse._SubParsersAction) -> None:
+class _Parser(argparse.ArgumentParser):
+    """Usage errors under --json also print a JSON object on stdout, as every other error
+    does: a caller parsing stdout must not get an empty stream."""
+
+    wants_json = False
+
+    def error(self, message: str) -> NoReturn:
+        if _Parser.wants_json:
+            print(json.dumps({"error": message, "hint": f"see `{self.prog} --help`",
+                              "exit_code": 2}))
+        super().error(message)
+
+
+if TYPE_CHECKING:  # generic only in typeshed: at run time the class is not subscriptable
+    Subparsers = argparse._SubParsersAction[_Parser]
+
+
+def _add_exec(sub: Subparsers) -> None:
     p = sub.add_parser(
         "exec",
         help="run one script through the sandbox and evaluation layers 1-2",
         description="Run SCRIPT in a fresh locked-down container, check it against the "
         "contract, and print the verdict with its failure category.",
     )
-    p.add_argument("script", type=Path)
+    p.add_argument("script", type=Path, help="the Python file to run")
     p.add_argument("--contract", type=Path, help="execution contract YAML")
     p.add_argument(
         "--input", type=Path, action="append", default=[], dest="inputs",
         help="file copied into the work dir before the run (repeatable)",
     )
-    p.add_argument("--runtime", choices=["runc", "runsc"], default="runc")
+    _add_runtime(p)
     p.add_argument("--timeout", type=float, help="seconds; overrides the contract's timeout_s")
     p.add_argument("--artifacts-dir", type=Path,
                    help="keep the artifacts copied out here (a new or empty folder)")
@@ -58,9 +84,10 @@ def _run_exec(args: argparse.Namespace) -> int:
     )
 
 
-def _add_sandbox(sub: argparse._SubParsersAction) -> None:
+def _add_sandbox(sub: Subparsers) -> None:
     p = sub.add_parser("sandbox", help="manage the sandbox image")
-    verbs = p.add_subparsers(dest="sandbox_verb", required=True)
+    p.set_defaults(handler=_help_of(p))
+    verbs = p.add_subparsers(dest="sandbox_verb", title="verbs", metavar="VERB")
     build = verbs.add_parser(
         "build", help="build the sandbox image (reused while it is current)"
     )
@@ -74,7 +101,7 @@ def _run_sandbox_build(args: argparse.Namespace) -> int:
     return build_image(force=args.force)
 
 
-def _add_validate(sub: argparse._SubParsersAction) -> None:
+def _add_validate(sub: Subparsers) -> None:
     p = sub.add_parser(
         "validate",
         help="check task spec files (also a pre-commit hook)",
@@ -95,50 +122,83 @@ def _run_validate(args: argparse.Namespace) -> int:
     return validate_files(args.files, check_files=args.check_files)
 
 
-def _add_run(sub: argparse._SubParsersAction) -> None:
+def _add_run(sub: Subparsers) -> None:
     p = sub.add_parser(
         "run",
         help="run a task spec through the whole loop (plan, generate, execute, evaluate, repair)",
         description="Turn the task in SPEC into a script shown to work; write it, run.json "
         "and AUDIT.md to the output folder.",
     )
-    p.add_argument("spec", type=Path)
+    p.add_argument("spec", type=Path, help="the task spec (YAML; see docs/task-spec.md)")
     p.add_argument("--model", help="litellm model name for every tier (overrides the spec)")
     p.add_argument("--replay", type=Path, help="play back a recording instead of calling a model")
     p.add_argument("--record", type=Path, help="record every model exchange to this file")
     p.add_argument("--out", type=Path, dest="out_dir", help="output folder (default out/SPEC)")
-    p.add_argument("--runtime", choices=["runc", "runsc"], default="runc")
-    p.add_argument("--guidance", default="", help="extra guidance for every generation")
+    _add_runtime(p)
+    p.add_argument("--guidance", help="extra guidance for every generation, e.g. "
+                   "\"use a log scale\" (what a /selfcorrect retry comment passes)")
     p.add_argument("--api-base", help="base URL of an OpenAI-compatible API or LiteLLM proxy "
                    "(default: SELFCORRECT_API_BASE, else the provider's own)")
+    p.add_argument("--llm-timeout", metavar="SECONDS",
+                   help="give up on one model request after this long (default 180, or "
+                   "SELFCORRECT_LLM_TIMEOUT_S)")
+    p.add_argument("--llm-retries", metavar="N",
+                   help="retry a failed model request up to N times (default 3, or "
+                   "SELFCORRECT_LLM_RETRIES)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
     p.set_defaults(handler=_run_run)
 
 
+def _add_runtime(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--runtime", choices=["runc", "runsc"], default="runc",
+                   help="container runtime for the sandbox: runc (default) or runsc (gVisor)")
+
+
 def _run_run(args: argparse.Namespace) -> int:
     from selfcorrect_action.commands.run_cmd import RunOptions, run_spec
+    from selfcorrect_action.runs import settings
 
+    given = {
+        "model": args.model, "replay": args.replay, "record": args.record,
+        "runtime": args.runtime, "guidance": args.guidance,
+        "api_base": settings.api_base(args.api_base, "--api-base") if args.api_base else None,
+        "llm_timeout_s": settings.llm_timeout(args.llm_timeout, "--llm-timeout")
+        if args.llm_timeout is not None else None,
+        "llm_retries": settings.llm_retries(args.llm_retries, "--llm-retries")
+        if args.llm_retries is not None else None,
+    }
     return run_spec(RunOptions(
-        spec_path=args.spec, model=args.model, replay=args.replay, record=args.record,
-        out_dir=args.out_dir, runtime=args.runtime, guidance=args.guidance, as_json=args.json,
-        api_base=args.api_base,
-    ))
+        spec_path=args.spec, settings=settings.from_environment(os.environ, **given),
+        out_dir=args.out_dir, as_json=args.json,
+    ), environ=os.environ)
+
+
+def _help_of(parser: argparse.ArgumentParser) -> Handler:
+    """A bare `selfcorrect` (or `selfcorrect sandbox`) shows what it can do, not an error."""
+    def show(args: argparse.Namespace) -> int:
+        parser.print_help()
+        return 0
+    return show
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="selfcorrect",
         description="Turn a plain-language task into a Python script shown to work.",
     )
     parser.add_argument("--version", action="version", version=f"selfcorrect {__version__}")
-    sub = parser.add_subparsers(dest="command", required=True)
+    parser.set_defaults(handler=_help_of(parser))
+    sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND",
+                                parser_class=_Parser)
     for add in (_add_run, _add_exec, _add_sandbox, _add_validate):
         add(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    _Parser.wants_json = "--json" in arguments
+    args = build_parser().parse_args(arguments)
     handler: Handler = args.handler
     # CI logs are public more often than not: an API error or a retry warning that quotes
     # a token must not print it.
@@ -156,9 +216,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(json.dumps(redact_data({"error": exc.message, "hint": exc.hint},
                                          secrets=secrets) | {"exit_code": exc.exit_code}))
         return exc.exit_code
-    except KeyboardInterrupt:
-        print("selfcorrect: interrupted", file=sys.stderr)
-        return 130
+    except KeyboardInterrupt as exc:
+        interruption = interrupted_by(exc)
+        print(f"selfcorrect: interrupted by {interruption.described}", file=sys.stderr)
+        return interruption.exit_code
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -184,13 +245,13 @@ def _log_redacted(secrets: list[str]) -> None:
     package.addHandler(handler)
 
 
-def _terminate_as_interrupt():  # type: ignore[no-untyped-def]
-    """SIGTERM raises KeyboardInterrupt from now on; returns the handler it replaced (None
-    outside the main thread, where no handler can be set)."""
+def _terminate_as_interrupt() -> SignalHandler:
+    """SIGTERM raises Interrupted (a KeyboardInterrupt) from now on; returns the handler it
+    replaced (None outside the main thread, where no handler can be set)."""
     if threading.current_thread() is not threading.main_thread():
         return None
 
     def interrupt(signum: int, frame: object) -> None:
-        raise KeyboardInterrupt
+        raise Interrupted("SIGTERM", SIGNAL_EXIT_CODES["SIGTERM"])
 
     return signal.signal(signal.SIGTERM, interrupt)

@@ -26,10 +26,16 @@ from selfcorrect_action.llm.failures import (
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse, ModelTiers
 from selfcorrect_action.llm.replay import REPLAY_HIDDEN_KEY, ReplaySession
 from selfcorrect_action.llm.retry import RetryPolicy, backoff_delay
+from selfcorrect_action.llm.waiting import Notify, announced_wait
 
 log = logging.getLogger(__name__)
 
 DEFAULT_TIMEOUT_S = 180.0
+# A server that ignores max_tokens once sent a 4.9 MB answer (issue 10). No tokenizer writes
+# more than this many characters per token, so text past max_tokens x this was never
+# allowed: it is cut there, and the call is counted as at least what it really sent.
+MAX_CHARS_PER_TOKEN = 16
+UNCAPPED_MAX_TOKENS = 16_384  # the cap for a request that set no max_tokens
 
 
 class LiteLLMClient:
@@ -45,6 +51,7 @@ class LiteLLMClient:
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
         replay: ReplaySession | None = None,
+        on_wait: Notify | None = None,
     ) -> None:
         self.tiers = tiers or ModelTiers()
         self.api_base = api_base
@@ -55,6 +62,8 @@ class LiteLLMClient:
         self._clock = clock
         self._rng = rng or random.Random()
         self._replay = replay
+        # Told about long waits and retries, for progress lines (never decides anything).
+        self._on_wait = on_wait
 
     def __repr__(self) -> str:
         # Spelled out so the API key can never reach a log through repr().
@@ -82,9 +91,13 @@ class LiteLLMClient:
     def _attempt(self, request: ChatRequest, model: str) -> ChatResponse:
         litellm = load_litellm()  # before the clock starts: the first import takes seconds
         started = self._clock()
-        response = litellm.completion(**self._call_kwargs(request, model))
+        what = f"the {request.purpose} answer from {model}"
+        with announced_wait(None if self._replay else self._on_wait, what,
+                            timeout_s=self.timeout_s):
+            response = litellm.completion(**self._call_kwargs(request, model))
         latency_ms = round((self._clock() - started) * 1000)
-        return chat_response(response, model=model, latency_ms=latency_ms)
+        return chat_response(response, model=model, latency_ms=latency_ms,
+                             max_tokens=request.max_tokens)
 
     def _call_kwargs(self, request: ChatRequest, model: str) -> dict[str, Any]:
         kwargs = completion_kwargs(request, model, timeout_s=self.timeout_s)
@@ -120,16 +133,15 @@ class LiteLLMClient:
         delay = failure.retry_after_s
         if delay is None:
             delay = backoff_delay(self.retry, attempt, self._rng)
-        log.warning(
-            "LLM call (%s, %s) failed, %s (%s); retrying in %.1f s (attempt %d of %d)",
-            request.purpose,
-            model,
-            failure.kind.replace("_", " "),
-            failure.describe(),
-            delay,
-            attempt + 1,
-            self.retry.max_attempts,
+        message = (
+            f"LLM call ({request.purpose}, {model}) failed, {failure.kind.replace('_', ' ')} "
+            f"({failure.describe()}); retrying in {delay:.1f} s (attempt {attempt + 1} of "
+            f"{self.retry.max_attempts})"
         )
+        if self._on_wait is not None:
+            self._on_wait(message)
+        else:
+            log.warning("%s", message)
         self._sleep(delay)
 
 
@@ -158,8 +170,10 @@ def completion_kwargs(request: ChatRequest, model: str, *, timeout_s: float) -> 
     return kwargs
 
 
-def chat_response(response: Any, *, model: str, latency_ms: int) -> ChatResponse:
-    """Our ``ChatResponse`` from litellm's ``ModelResponse``; MalformedCompletion if empty."""
+def chat_response(response: Any, *, model: str, latency_ms: int,
+                  max_tokens: int | None = None) -> ChatResponse:
+    """Our ``ChatResponse`` from litellm's ``ModelResponse``; MalformedCompletion if empty.
+    Text beyond what ``max_tokens`` allows is cut off (finish_reason "length")."""
     if not response.choices:
         raise MalformedCompletion("the completion had no choices")
     choice = response.choices[0]
@@ -168,12 +182,15 @@ def chat_response(response: Any, *, model: str, latency_ms: int) -> ChatResponse
         raise MalformedCompletion("the completion's message had no text content")
     hidden = getattr(response, "_hidden_params", None) or {}
     usage = getattr(response, "usage", None)
+    reported = getattr(usage, "completion_tokens", 0) or 0
+    cap = (max_tokens or UNCAPPED_MAX_TOKENS) * MAX_CHARS_PER_TOKEN
     fields: dict[str, Any] = {
-        "text": text,
+        "text": text[:cap],
         "model": model,
         "prompt_tokens": getattr(usage, "prompt_tokens", 0) or 0,
-        "completion_tokens": getattr(usage, "completion_tokens", 0) or 0,
-        "finish_reason": choice.finish_reason,
+        "completion_tokens": max(reported, len(text) // MAX_CHARS_PER_TOKEN)
+        if len(text) > cap else reported,
+        "finish_reason": "length" if len(text) > cap else choice.finish_reason,
         "latency_ms": latency_ms,
         **_cost_fields(hidden.get("response_cost")),
     }

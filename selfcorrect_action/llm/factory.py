@@ -12,6 +12,7 @@ from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.llm.recording import Recorder, RecordingLLM
 from selfcorrect_action.llm.replay import ReplaySession
 from selfcorrect_action.llm.retry import RetryPolicy
+from selfcorrect_action.llm.waiting import Notify
 
 
 def client_for(
@@ -25,6 +26,7 @@ def client_for(
     retry: RetryPolicy | None = None,
     sleep: Callable[[float], None] = time.sleep,
     secrets: Sequence[str] = (),
+    on_wait: Notify | None = None,
 ) -> LLM:
     """A client for the real models, or playing back ``replay``; recording to ``record``.
 
@@ -40,6 +42,7 @@ def client_for(
         retry=retry,
         sleep=sleep,
         replay=session,
+        on_wait=on_wait,
     )
     if record is not None:
         client = RecordingLLM(client, Recorder(record, secrets=secrets))

@@ -142,8 +142,10 @@ def to_error(failure: Failure, *, model: str, attempts: int, explicit_key: bool)
         )
     return LLMUnavailable(
         f"model {model!r} is unavailable {tries} ({failure.kind.replace('_', ' ')}; {what})",
-        hint="this is usually an outage or a rate limit: retry later, raise the retry "
-        "attempts, or check api_base and the network",
+        hint="this is usually an outage or a rate limit: retry later, allow more retries or a "
+        "longer wait (--llm-retries / --llm-timeout, SELFCORRECT_LLM_RETRIES / "
+        "SELFCORRECT_LLM_TIMEOUT_S, or the action's llm-retries / llm-timeout inputs), or "
+        "check api_base and the network",
     )
 
 

@@ -70,6 +70,18 @@ class Hang:
 
 
 @dataclass(frozen=True)
+class Delayed:
+    """Answer with ``then`` after ``seconds`` (a slow model, within the client's timeout)."""
+
+    seconds: float
+    then: Behaviour
+
+    def respond(self, handler: _Handler) -> None:
+        handler.server_stopping.wait(self.seconds)
+        self.then.respond(handler)
+
+
+@dataclass(frozen=True)
 class Truncated:
     """Announce a full JSON body, send half of it, and hang up."""
 

@@ -19,6 +19,7 @@ from selfcorrect_action.llm import (
     RetryPolicy,
 )
 from tests.fakes.openai_server import (
+    Delayed,
     EmptyChoices,
     FakeOpenAIServer,
     Hang,
@@ -220,3 +221,47 @@ def test_malformed_answers_end_as_response_errors_after_retries(
 
 def test_repr_hides_the_key(make_client: MakeClient) -> None:
     assert API_KEY not in repr(make_client())
+
+
+def test_an_answer_longer_than_max_tokens_allows_is_cut_and_counted(
+    server: FakeOpenAIServer, make_client: MakeClient
+) -> None:
+    """Issue 10: a server ignoring max_tokens sent 4.9 MB, all of it accepted."""
+    flood = "x = 1\n" * 800_000  # 4.8 MB, while the server claims 7 completion tokens
+    server.script(Reply(content=flood, completion_tokens=7))
+    response = make_client().complete(ask(max_tokens=100))
+    assert len(response.text) == 100 * 16
+    assert response.finish_reason == "length"
+    assert response.completion_tokens >= len(flood) // 16
+
+
+def test_an_honest_answer_is_kept_whole(
+    server: FakeOpenAIServer, make_client: MakeClient
+) -> None:
+    server.script(Reply(content="y" * 1500, completion_tokens=400))
+    response = make_client().complete(ask(max_tokens=100))
+    assert len(response.text) == 1500 and response.completion_tokens == 400
+
+
+def test_a_slow_answer_is_announced_while_waiting(
+    server: FakeOpenAIServer, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from selfcorrect_action.llm import waiting
+
+    monkeypatch.setattr(waiting, "FIRST_NOTICE_S", 0.2)
+    monkeypatch.setattr(waiting, "NOTICE_EVERY_S", 0.2)
+    notices: list[str] = []
+    server.script(Delayed(1.0, Reply(content="late")))
+    response = make_client(on_wait=notices.append, timeout_s=5.0).complete(ask())
+    assert response.text == "late"
+    assert notices and "waiting for the plan answer from openai/gpt-4o-mini" in notices[0]
+    assert "gives up after 5 s" in notices[0]
+
+
+def test_retries_are_announced_to_the_listener(
+    server: FakeOpenAIServer, make_client: MakeClient, sleeps: list[float]
+) -> None:
+    notices: list[str] = []
+    server.script(Status(503), Reply(content="ok"))
+    assert make_client(on_wait=notices.append).complete(ask()).text == "ok"
+    assert len(notices) == 1 and "retrying in" in notices[0] and "HTTP 503" in notices[0]

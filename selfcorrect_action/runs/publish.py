@@ -1,0 +1,58 @@
+"""Writing a finished run to a folder: run.json and AUDIT.md always; the passing script at
+the spec's output path and the artifacts it made only when the run passed."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from selfcorrect_action.loop.state import RunState, Status
+from selfcorrect_action.report.writer import (
+    copy_atomically,
+    destination,
+    write_atomically,
+    write_reports,
+)
+from selfcorrect_action.spec import LoadedSpec
+
+ARTIFACTS_DIR = "artifacts"
+
+
+@dataclass(frozen=True)
+class Published:
+    output: Path | None
+    run_json: Path
+    audit: Path
+    # Files an earlier passing run left in the same folder, which this failed run did not
+    # replace: said out loud, so nobody takes them for this run's result.
+    stale: list[Path] = field(default_factory=list)
+
+
+def publish(state: RunState, loaded: LoadedSpec, out_dir: Path, work_root: Path, *,
+            secrets: Sequence[str]) -> Published:
+    reports = write_reports(state, out_dir, secrets=secrets)
+    if state.status is not Status.PASSED or state.last is None:
+        return Published(None, reports.run_json, reports.audit_md,
+                         stale=_left_by_earlier_run(loaded, out_dir))
+    # Through destination(): never through a link, replacing rather than writing into
+    # whatever is there.
+    output = destination(out_dir, str(loaded.spec.output))
+    write_atomically(output, state.last.code)
+    produced = work_root / f"attempt-{state.last.index}" / "run"
+    for file in sorted(produced.rglob("*")) if produced.is_dir() else []:
+        if file.is_file() and not file.is_symlink():
+            relative = file.relative_to(produced).as_posix()
+            copy_atomically(file, destination(out_dir, f"{ARTIFACTS_DIR}/{relative}"))
+    return Published(output, reports.run_json, reports.audit_md)
+
+
+def _left_by_earlier_run(loaded: LoadedSpec, out_dir: Path) -> list[Path]:
+    """Not deleted: `--out .` is the repository itself, and the script there may be the
+    user's own."""
+    stale = [out_dir / str(loaded.spec.output)] if loaded.spec.output else []
+    artifacts = out_dir / ARTIFACTS_DIR
+    found = [path for path in stale if path.is_file()]
+    if artifacts.is_dir() and any(artifacts.iterdir()):
+        found.append(artifacts)
+    return found
