@@ -31,3 +31,50 @@ def read_capped(path: Path, max_bytes: int) -> bytes:
         if not stat.S_ISREG(mode):
             raise NotRegularFile(f"{path} is not a regular file")
         return handle.read(max_bytes + 1)
+
+
+class FileProblem(Exception):
+    """Why a file someone named cannot be used, in words for them: `problem` completes
+    "<what> <path>: ...", `hint` says what to do. Each caller raises it as its own error."""
+
+    def __init__(self, problem: str, hint: str) -> None:
+        super().__init__(problem)
+        self.problem = problem
+        self.hint = hint
+
+
+class FileTooLarge(FileProblem):
+    pass
+
+
+class FileMissing(FileProblem):
+    pass
+
+
+def read_bounded(path: Path, max_bytes: int) -> bytes:
+    """The bytes of the regular file at `path`, at most `max_bytes` of them; FileProblem for
+    a missing file, a folder, a device or FIFO, an unreadable file or one that is too large."""
+    try:
+        data = read_capped(path, max_bytes)
+    except NotRegularFile as exc:
+        raise FileProblem("is not a regular file (a device, FIFO or socket)",
+                          "copy what it holds into a file and pass that") from exc
+    except FileNotFoundError as exc:
+        raise FileMissing("no such file", "check the path and its spelling") from exc
+    except IsADirectoryError as exc:
+        raise FileProblem("is a folder, not a file", "name a file") from exc
+    except OSError as exc:
+        raise FileProblem(f"cannot read: {exc.strerror or exc}",
+                          "check its permissions") from exc
+    if len(data) > max_bytes:
+        raise FileTooLarge(f"is larger than {_size(max_bytes)}, the most accepted here",
+                           "pass a smaller file")
+    return data
+
+
+def _size(count: int) -> str:
+    if count >= 1024 * 1024 and count % (1024 * 1024) == 0:
+        return f"{count // (1024 * 1024)} MiB"
+    if count >= 1024 and count % 1024 == 0:
+        return f"{count // 1024} KiB"
+    return f"{count:,} bytes"

@@ -15,7 +15,8 @@ from selfcorrect_action.contract import ExecutionContract, load_contract
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.evaluation.layers import evaluate
 from selfcorrect_action.evaluation.sniff import detect_kind
-from selfcorrect_action.fileio import NotRegularFile, read_capped
+from selfcorrect_action.fileio import FileProblem, read_bounded
+from selfcorrect_action.records import evolve
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.image import ensure_image
@@ -48,7 +49,7 @@ def exec_script(
         if not math.isfinite(timeout_s) or not 0 < timeout_s <= MAX_TIMEOUT_S:
             raise UsageError(f"--timeout must be a number of seconds in (0, {MAX_TIMEOUT_S:g}], "
                              f"got {timeout_s}")
-        contract = contract.model_copy(update={"timeout_s": timeout_s})
+        contract = evolve(contract, {"timeout_s": timeout_s})
     if artifacts_dir is not None:
         writable_folder(artifacts_dir, "--artifacts-dir", empty=True)
     request = build_request(script, inputs, contract, runtime)
@@ -91,22 +92,9 @@ def build_request(
 def _input_file(path: Path, what: str) -> InputFile:
     """The file's bytes: a regular file only, never read past the work dir's size."""
     try:
-        data = read_capped(path, MAX_INPUT_BYTES)
-    except NotRegularFile as exc:
-        raise UsageError(f"{what} {path}: is not a regular file (a device, FIFO or socket)",
-                         hint="copy what it holds into a file and pass that") from exc
-    except FileNotFoundError as exc:
-        raise UsageError(f"{what} {path}: no such file", hint="check the path") from exc
-    except IsADirectoryError as exc:
-        raise UsageError(f"{what} {path}: is a folder, not a file", hint="name a file") from exc
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot read: {exc.strerror}",
-                         hint="check its permissions") from exc
-    if len(data) > MAX_INPUT_BYTES:
-        raise UsageError(
-            f"{what} {path}: more than the work dir can hold ({MAX_INPUT_BYTES} bytes)",
-            hint="pass a smaller file",
-        )
+        data = read_bounded(path, MAX_INPUT_BYTES)
+    except FileProblem as exc:
+        raise UsageError(f"{what} {path}: {exc.problem}", hint=exc.hint) from exc
     return InputFile(path=path.name, data=data)
 
 

@@ -18,6 +18,7 @@ from typing import Literal, NamedTuple
 from xml.parsers import expat
 
 from selfcorrect_action.evaluation.pytest_traceback import distil_failure, first_line
+from selfcorrect_action.fileio import FileMissing, FileProblem, read_bounded
 from selfcorrect_action.taxonomy import TestOutcome
 
 PYTEST_JUNIT_PATH = ".selfcorrect/junit.xml"
@@ -116,27 +117,29 @@ def summarize(outcomes: list[TestOutcome]) -> Totals:
 
 
 def _read_capped(path: Path, max_bytes: int) -> bytes:
+    """The artifact copied out of the sandbox: hostile, so a regular file only, bounded."""
     try:
-        if not path.is_file():
-            raise JUnitError(f"no junit XML at {path.name}: pytest did not write its results")
-        with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise JUnitError(f"junit XML unreadable: {exc.strerror or exc}") from exc
-    if len(data) > max_bytes:
-        raise JUnitError(f"junit XML is larger than {max_bytes:,} bytes")
-    return data
+        return read_bounded(path, max_bytes)
+    except FileMissing as exc:
+        raise JUnitError(f"no junit XML at {path.name}: pytest did not write its results"
+                         ) from exc
+    except FileProblem as exc:
+        raise JUnitError(f"junit XML at {path.name} {exc.problem}") from exc
 
 
 def _expat_parser(builder: _Builder) -> expat.XMLParserType:
     parser = expat.ParserCreate()
     parser.StartDoctypeDeclHandler = _refuse_dtd
     parser.EntityDeclHandler = _refuse_entity
-    parser.ExternalEntityRefHandler = _refuse_entity
+    parser.ExternalEntityRefHandler = _refuse_external_entity
     parser.StartElementHandler = builder.start
     parser.EndElementHandler = builder.end
     parser.CharacterDataHandler = builder.text
     return parser
+
+
+def _refuse_external_entity(*_: object) -> int:
+    raise JUnitError("junit XML refers to an external entity: refused")
 
 
 def _refuse_dtd(*_: object) -> None:

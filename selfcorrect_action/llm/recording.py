@@ -24,7 +24,7 @@ from typing import Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from selfcorrect_action import __version__
-from selfcorrect_action.fileio import NotRegularFile, read_capped
+from selfcorrect_action.fileio import FileProblem, FileTooLarge, read_bounded
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.errors import LLMReplayError
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse
@@ -58,6 +58,9 @@ class Recording(BaseModel):
 
     header: RecordingHeader
     exchanges: tuple[RecordedExchange, ...]
+    # The line number of a last line cut off mid-write (the recording run crashed): it is
+    # left out, and said so when the replay runs short.
+    torn_line: int | None = None
 
 
 class Recorder:
@@ -110,17 +113,15 @@ def _header_line() -> str:
 def read_recording(path: Path) -> Recording:
     """Parse a recording, with ``file:line`` errors; a torn last line (a crash) is dropped."""
     try:
-        raw = read_capped(path, MAX_RECORDING_BYTES)
-    except NotRegularFile as exc:
-        raise LLMReplayError(f"the replay file {path} is not a regular file",
-                             hint="pass a .jsonl file written by --record") from exc
-    except OSError as exc:
-        raise LLMReplayError(f"cannot read the replay file {path}: {exc.strerror}") from exc
-    if len(raw) > MAX_RECORDING_BYTES:
+        raw = read_bounded(path, MAX_RECORDING_BYTES)
+    except FileTooLarge as exc:
         raise LLMReplayError(
-            f"the replay file {path} is larger than {MAX_RECORDING_BYTES // 2**20} MiB",
+            f"the replay file {path} {exc.problem}",
             hint="a run's recording is a few MiB at most: check that this is a replay file",
-        )
+        ) from exc
+    except FileProblem as exc:
+        raise LLMReplayError(f"the replay file {path}: {exc.problem}",
+                             hint=f"pass a .jsonl file written by --record; {exc.hint}") from exc
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -130,14 +131,16 @@ def read_recording(path: Path) -> Recording:
             hint="replays are JSON Lines written by --record; re-record it",
         ) from exc
     lines = text.split("\n")
+    torn = None
     if not text.endswith("\n"):
+        torn = len(lines) if lines[-1].strip() else None
         lines = lines[:-1]  # written without its newline: the run died mid-write
     numbered = [(number, line) for number, line in enumerate(lines, 1) if line.strip()]
     if not numbered:
         raise LLMReplayError(f"{path}: the replay file holds no exchanges")
     header = _parse_header(path, *numbered[0])
     exchanges = tuple(_parse_line(path, number, line) for number, line in numbered[1:])
-    return Recording(header=header, exchanges=exchanges)
+    return Recording(header=header, exchanges=exchanges, torn_line=torn)
 
 
 def _parse_header(path: Path, number: int, line: str) -> RecordingHeader:

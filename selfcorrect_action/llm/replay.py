@@ -38,8 +38,10 @@ class ReplayAsk(BaseModel):
 
 
 class ReplaySession:
-    def __init__(self, path: Path, exchanges: tuple[RecordedExchange, ...]) -> None:
+    def __init__(self, path: Path, exchanges: tuple[RecordedExchange, ...], *,
+                 torn_line: int | None = None) -> None:
         self.path = path
+        self.torn_line = torn_line
         self.id = uuid.uuid4().hex
         self._exchanges = exchanges
         self._cursor = 0
@@ -48,7 +50,8 @@ class ReplaySession:
     @classmethod
     def open(cls, path: Path) -> ReplaySession:
         """Read ``path`` and make the session findable by the replay provider."""
-        session = cls(path, read_recording(path).exchanges)
+        recording = read_recording(path)
+        session = cls(path, recording.exchanges, torn_line=recording.torn_line)
         _sessions[session.id] = session
         return session
 
@@ -66,10 +69,12 @@ class ReplaySession:
         with self._lock:
             index = self._cursor
             if index >= len(self._exchanges):
+                torn = (f"; its line {self.torn_line} was cut off mid-write (the recording "
+                        "run crashed) and was left out" if self.torn_line else "")
                 raise LLMReplayError(
                     f"{self.path}: the run asked for exchange index {index} "
                     f"({_describe(ask.purpose, ask.target)}) but the recording has only "
-                    f"{len(self._exchanges)}",
+                    f"{len(self._exchanges)}{torn}",
                     hint=_RERECORD,
                 )
             exchange = self._exchanges[index]

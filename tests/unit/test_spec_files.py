@@ -162,7 +162,7 @@ def test_a_missing_spec_file(tmp_path: Path) -> None:
 
 def test_a_folder_given_as_a_spec(tmp_path: Path) -> None:
     (problem,) = problems_of(tmp_path)
-    assert problem.startswith(f"{tmp_path}:1:1: is a directory")
+    assert problem.startswith(f"{tmp_path}:1:1: is a folder, not a file")
 
 
 def test_non_utf8_is_located_at_the_bad_byte(tmp_path: Path) -> None:
@@ -247,7 +247,8 @@ def test_a_device_is_not_a_spec(device: str) -> None:
     with pytest.raises(SpecError) as caught:
         load_spec(Path(device))
     assert caught.value.problems == [
-        f"{device}:1:1: is not a regular file\n  hint: pass a file"
+        f"{device}:1:1: is not a regular file (a device, FIFO or socket)"
+        "\n  hint: copy what it holds into a file and pass that"
     ]
 
 

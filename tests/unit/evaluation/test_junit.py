@@ -295,10 +295,19 @@ def test_size_cap(tmp_path: Path) -> None:
         parse_junit(path, max_bytes=1000)
 
 
-@pytest.mark.parametrize("make", [lambda p: p / "absent.xml", lambda p: p])
-def test_missing_file_or_directory(tmp_path: Path, make) -> None:  # type: ignore[no-untyped-def]
-    with pytest.raises(JUnitError, match="no junit XML"):
-        parse_junit(make(tmp_path))
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(JUnitError, match=r"no junit XML at absent\.xml"):
+        parse_junit(tmp_path / "absent.xml")
+
+
+def test_a_folder_or_a_fifo_in_its_place_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """The file comes out of the sandbox: the script may have put anything at its path."""
+    with pytest.raises(JUnitError, match="is a folder, not a file"):
+        parse_junit(tmp_path)
+    fifo = tmp_path / "junit.xml"
+    os.mkfifo(fifo)
+    with pytest.raises(JUnitError, match="is not a regular file"):
+        parse_junit(fifo)  # and it does not block waiting for a writer
 
 
 def test_suite_with_errors_and_no_test_cases(tmp_path: Path) -> None:
