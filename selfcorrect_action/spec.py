@@ -61,7 +61,8 @@ def _repo_path(value: str) -> str:
             "must be relative to the repository root",
             "drop the leading / (or drive letter) and use forward slashes",
         )
-    if ".." in pure.parts or ".git" in pure.parts:
+    # Case-blind: `.GIT/config` is the repository's own .git on macOS and Windows checkouts.
+    if ".." in pure.parts or any(part.casefold() == ".git" for part in pure.parts):
         raise _path_error(
             "must stay inside the repository: no '..' and nothing under .git/",
             "write the path from the repository root, e.g. data/sales.csv",

@@ -36,21 +36,26 @@ def placed_files(spec: TaskSpec) -> list[tuple[Loc, str]]:
 
 
 def _placement_conflicts(spec: TaskSpec) -> list[Conflict]:
-    """Inputs and tests are copied into the work dir by file name: two must not share one."""
+    """Inputs and tests are copied into the work dir by file name: two must not share one,
+    nor differ only in case (one file on macOS and Windows checkouts, and the artifact
+    reader refuses case-only twins)."""
     seen: dict[str, tuple[Loc, str]] = {}
     conflicts = []
     for loc, path in placed_files(spec):
         name = work_dir_name(path)
-        if name not in seen:
-            seen[name] = (loc, path)
+        if name.casefold() not in seen:
+            seen[name.casefold()] = (loc, path)
             continue
-        first_loc, first_path = seen[name]
-        message = (
-            f"{path} is already listed as {dotted(first_loc)}"
-            if path == first_path
-            else f"{path} and {dotted(first_loc)} ({first_path}) would both be copied "
-            f"to the work dir as {name}"
-        )
+        first_loc, first_path = seen[name.casefold()]
+        first_name = work_dir_name(first_path)
+        if path == first_path:
+            message = f"{path} is already listed as {dotted(first_loc)}"
+        elif name == first_name:
+            message = (f"{path} and {dotted(first_loc)} ({first_path}) would both be copied "
+                       f"to the work dir as {name}")
+        else:
+            message = (f"{path} and {dotted(first_loc)} ({first_path}) differ only in case "
+                       f"({name} / {first_name}): one file where case is not kept")
         conflicts.append(Conflict(loc, message, "remove the duplicate or rename one file"))
     return conflicts
 
@@ -101,9 +106,17 @@ def _artifact_conflicts(spec: TaskSpec) -> list[Conflict]:
     for where, path in placed_files(spec):
         placed.setdefault(work_dir_name(path), where)
     conflicts = []
+    earlier: dict[str, str] = {}
     for i, artifact in enumerate(spec.contract.artifacts):
         loc: Loc = ("contract", "artifacts", i, "path")
-        if artifact.path in own:
+        twin = earlier.setdefault(artifact.path.casefold(), artifact.path)
+        if twin != artifact.path:
+            conflicts.append(Conflict(
+                loc, f"{artifact.path} and {twin} differ only in case: the artifacts are read "
+                "back as one file where case is not kept, and refused as twins",
+                "give one of them another name",
+            ))
+        elif artifact.path in own:
             conflicts.append(Conflict(
                 loc, f"{artifact.path} is the script itself (output: {spec.output})",
                 "artifacts are files the script writes; the output file is kept anyway",

@@ -116,3 +116,22 @@ def test_find_conflicts_is_empty_for_a_consistent_spec() -> None:
     assert placed_files(consistent) == [
         (("inputs", 0), "data/sales.csv"), (("tests", 0), "tests/test_chart.py")
     ]
+
+
+def test_inputs_differing_only_in_case_are_an_error() -> None:
+    (problem,) = problems_of("prompt: p\ninputs:\n  - data/x.csv\n  - other/X.csv\n")
+    assert problem.startswith("spec.yml:4:5: inputs.1: other/X.csv and inputs.0 (data/x.csv) "
+                              "differ only in case")
+
+
+def test_artifacts_differing_only_in_case_are_an_error() -> None:
+    (problem,) = problems_of(
+        "prompt: p\ncontract:\n  artifacts:\n    - path: out.csv\n    - path: OUT.csv\n")
+    assert problem.startswith("spec.yml:5:7: contract.artifacts.1.path: OUT.csv and out.csv "
+                              "differ only in case")
+
+
+@pytest.mark.parametrize("path", [".GIT/hooks/x.py", "a/.Git/x.py"])
+def test_git_folders_are_refused_whatever_their_case(path: str) -> None:
+    (problem,) = problems_of(f"prompt: p\noutput: {path}\n")
+    assert "nothing under .git/" in problem
