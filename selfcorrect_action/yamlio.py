@@ -21,7 +21,7 @@ from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
 
 from selfcorrect_action.errors import SpecError
-from selfcorrect_action.fileio import NotRegularFile, read_capped
+from selfcorrect_action.fileio import FileProblem, FileTooLarge, read_bounded
 
 ModelT = TypeVar("ModelT", bound=BaseModel)
 Loc = tuple[str | int, ...]  # keys and indexes from the document's root to one node
@@ -60,9 +60,9 @@ def load_yaml_text(text: str, source: str) -> Any:
         document = YAML(typ="rt").load(text)
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
-        where = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
+        at = f"{source}:{mark.line + 1}:{mark.column + 1}" if mark else source
         raise SpecError(
-            [f"{where}: invalid YAML: {_syntax_message(exc)}"
+            [f"{at}: invalid YAML: {_syntax_message(exc)}"
              "\n  hint: check indentation and quoting around this position"]
         ) from exc
     except ReaderError as exc:  # a control character such as NUL: no mark, a position
@@ -198,17 +198,11 @@ def read_text_file(path: Path, *, max_bytes: int = MAX_YAML_BYTES, what: str = "
     1:1 (or at the first byte that is not UTF-8). Never reads more than max_bytes + 1 bytes,
     and only from a regular file: `/dev/zero` is a path too."""
     try:
-        raw = read_capped(path, max_bytes)
-    except NotRegularFile as exc:
-        raise _whole_file(path, "is not a regular file", "pass a file") from exc
-    except FileNotFoundError as exc:
-        raise _whole_file(path, "no such file", "check the path and its spelling") from exc
-    except IsADirectoryError as exc:
-        raise _whole_file(path, "is a directory", "pass a file, not a folder") from exc
-    except OSError as exc:
-        raise _whole_file(path, f"cannot read: {exc.strerror}", "check its permissions") from exc
-    if len(raw) > max_bytes:
-        raise too_large(str(path), max_bytes, what, too_large_hint)
+        raw = read_bounded(path, max_bytes)
+    except FileTooLarge as exc:
+        raise too_large(str(path), max_bytes, what, too_large_hint) from exc
+    except FileProblem as exc:
+        raise _whole_file(path, exc.problem, exc.hint) from exc
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
