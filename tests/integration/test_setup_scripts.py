@@ -1,0 +1,49 @@
+"""The set-up scripts the README promises do all set-up, run against stand-ins for docker
+and apt-get on PATH (so they can be asserted on without touching this machine)."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _stub(folder: Path, name: str, body: str) -> None:
+    path = folder / name
+    path.write_text("#!/bin/sh\n" + body)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def _docker_up(tmp_path: Path, *, base_present: bool) -> tuple[int, str, str]:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "apt.log"
+    # An engine that answers, with runsc registered: the early-exit path.
+    _stub(bin_dir, "docker", f"""
+case "$1 $2" in
+  "info --format") echo '{{"runc":{{}},"runsc":{{}}}}' ;;
+  "image inspect") exit {0 if base_present else 1} ;;
+  *) exit 0 ;;
+esac
+""")
+    _stub(bin_dir, "apt-get", f'echo "$@" >> {calls}\n')
+    # No sbin on PATH: this machine's own debootstrap (in /usr/sbin) stays out of sight.
+    env = {**os.environ, "PATH": f"{bin_dir}:/usr/bin:/bin"}
+    done = subprocess.run(["bash", str(ROOT / ".ci/docker-up")], env=env, capture_output=True,
+                          text=True, timeout=60)
+    return done.returncode, calls.read_text() if calls.exists() else "", done.stdout
+
+
+def test_debootstrap_is_installed_even_when_an_engine_with_runsc_answers(tmp_path: Path) -> None:
+    code, apt, out = _docker_up(tmp_path, base_present=False)
+    assert code == 0, out
+    assert "install -y -qq debootstrap" in apt
+    assert "engine answers, runsc registered" in out
+
+
+def test_nothing_is_installed_when_the_base_image_is_there(tmp_path: Path) -> None:
+    code, apt, _ = _docker_up(tmp_path, base_present=True)
+    assert code == 0 and apt == ""
