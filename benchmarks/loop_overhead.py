@@ -29,8 +29,9 @@ from selfcorrect_action.commands.run_cmd import RunOptions, initial_state, resol
 from selfcorrect_action.evaluation.layers import evaluate  # noqa: E402
 from selfcorrect_action.llm.factory import client_for  # noqa: E402
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse  # noqa: E402
+from selfcorrect_action.loop.budget import estimate_tokens  # noqa: E402
 from selfcorrect_action.loop.deps import Deps  # noqa: E402
-from selfcorrect_action.loop.feedback import build_packet, render_packet, token_estimate  # noqa: E402
+from selfcorrect_action.loop.feedback import build_packet, render_packet  # noqa: E402
 from selfcorrect_action.loop.orchestrator import run_loop  # noqa: E402
 from selfcorrect_action.loop.state import Attempt, NextStep, Strategy  # noqa: E402
 from selfcorrect_action.report.writer import write_reports  # noqa: E402
@@ -107,7 +108,7 @@ def packet_size(sandbox: Sandbox, lines: int, tmp: Path) -> tuple[int, int]:
     state = state.model_copy(update={"attempts": [attempt]})
     packet = build_packet(state, attempt, NextStep(strategy=Strategy.PATCH, tier="cheap",
                                                   base_attempt=1), max_attempts=6)
-    return result.stderr.total_bytes, token_estimate(render_packet(packet))
+    return result.stderr.total_bytes, estimate_tokens(render_packet(packet))
 
 
 def p95(values: list[float]) -> float:

@@ -22,6 +22,16 @@ _WHITESPACE = re.compile(r"\s+")
 _FENCE_LINE = re.compile(r" {0,3}(?:```|~~~)")
 
 
+_FENCE_RUN = re.compile(r"`{3,}")
+
+
+def defang_fences(text: str) -> str:
+    """Runs of three or more backticks as ''': quoted output, previews and logs in
+    a prompt must not close the prompt's own code blocks (the model would read what
+    follows as our instructions)."""
+    return _FENCE_RUN.sub("'''", text)
+
+
 def fence_for(text: str) -> str:
     """A backtick fence longer than any backtick run in `text`, so the text cannot close it."""
     longest = max((len(run) for run in _BACKTICK_RUN.findall(text)), default=0)

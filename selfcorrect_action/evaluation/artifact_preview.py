@@ -10,6 +10,7 @@ from pathlib import Path
 from PIL import Image
 
 from selfcorrect_action.evaluation.sniff import detect_kind
+from selfcorrect_action.markdown import defang_fences
 from selfcorrect_action.sandbox.models import ArtifactRecord
 
 TEXT_PREVIEW_BYTES = 1500
@@ -55,4 +56,4 @@ def _text_head(path: Path) -> str:
     with path.open("rb") as handle:
         data = handle.read(TEXT_PREVIEW_BYTES)
     lines = data.decode("utf-8", errors="replace").splitlines()[:TEXT_PREVIEW_LINES]
-    return "\n".join(line[:200] for line in lines).replace("```", "'''")
+    return defang_fences("\n".join(line[:200] for line in lines))

@@ -116,6 +116,14 @@ def summarize(outcomes: list[TestOutcome]) -> Totals:
     )
 
 
+def describe_totals(outcomes: list[TestOutcome]) -> str:
+    """"3 passed, 1 failed": the counts of `outcomes` that are not zero, for reports and
+    repair packets alike."""
+    totals = summarize(outcomes)
+    parts = zip(totals, ("passed", "failed", "errors", "skipped"), strict=True)
+    return ", ".join(f"{count:,} {label}" for count, label in parts if count)
+
+
 def _read_capped(path: Path, max_bytes: int) -> bytes:
     """The artifact copied out of the sandbox: hostile, so a regular file only, bounded."""
     try:

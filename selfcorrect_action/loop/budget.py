@@ -31,9 +31,14 @@ class BudgetExhausted(Exception):
     """The next call could overrun the token budget or the cost cap."""
 
 
+def estimate_tokens(text: str) -> int:
+    """A conservative token count: one token per CHARS_PER_TOKEN characters, rounded up."""
+    return -(-len(text) // CHARS_PER_TOKEN)
+
+
 def estimate_prompt_tokens(messages: Sequence[ChatMessage]) -> int:
-    chars = sum(len(message.content) for message in messages)
-    return -(-chars // CHARS_PER_TOKEN) + TOKENS_PER_MESSAGE * len(messages)
+    text_tokens = estimate_tokens("".join(message.content for message in messages))
+    return text_tokens + TOKENS_PER_MESSAGE * len(messages)
 
 
 def allowed_completion(

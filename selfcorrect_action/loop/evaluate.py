@@ -37,7 +37,7 @@ def evaluate(state: RunState, deps: Deps) -> RunState:
         if isinstance(outcome, RunEnded):
             return with_last_attempt(outcome.state, evolve(attempt, {
                 "verdict": verdict, "tests": tests.outcomes if tests else [],
-                "progress": progress(verdict, tests, None), "llm_calls": [
+                "progress": progress(verdict, tests), "llm_calls": [
                     *attempt.llm_calls, *llm.calls]}))
         judged = outcome
         verdict = _with_judge(verdict, judged)
@@ -47,12 +47,11 @@ def evaluate(state: RunState, deps: Deps) -> RunState:
         "passed" if verdict.passed else f"{verdict.category} failure: {verdict.evidence[:120]}"))
     return with_last_attempt(state, evolve(attempt, {
         "verdict": verdict, "judge": judged, "tests": tests.outcomes if tests else [],
-        "progress": progress(verdict, tests, judged),
+        "progress": progress(verdict, tests),
     }))
 
 
-def progress(verdict: Verdict, tests: TestsVerdict | None, judged: JudgeOutcome | None
-             ) -> Progress:
+def progress(verdict: Verdict, tests: TestsVerdict | None) -> Progress:
     """Layer reached (0 crashed, 1 ran cleanly, 2 met contract and tests, 3 judge passed),
     then tests and checks passed: how a regression is recognised."""
     execution_ok = verdict.failed_layer != "execution"

@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable
 from pathlib import PurePosixPath
 
-from selfcorrect_action.evaluation.junit import summarize
+from selfcorrect_action.evaluation.junit import describe_totals
 from selfcorrect_action.evaluation.pytest_traceback import detail_frames
 from selfcorrect_action.evaluation.tracebacks import (
     Frame,
@@ -20,6 +20,7 @@ from selfcorrect_action.evaluation.tracebacks import (
     parse_traceback,
     same_file,
 )
+from selfcorrect_action.loop.budget import estimate_tokens
 from selfcorrect_action.loop.state import (
     Attempt,
     JudgeOutcome,
@@ -27,6 +28,7 @@ from selfcorrect_action.loop.state import (
     RepairPacket,
     RunState,
 )
+from selfcorrect_action.markdown import defang_fences
 from selfcorrect_action.records import evolve
 from selfcorrect_action.sandbox.models import ExecutionResult, StreamCapture
 from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
@@ -46,12 +48,8 @@ _CAPS = {
 }  # fmt: skip
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_FENCE = re.compile(r"`{3,}")
 
 
-def token_estimate(text: str) -> int:
-    """A conservative token count: one token per three characters, rounded up."""
-    return -(-len(text) // 3)
 
 
 def build_packet(
@@ -70,7 +68,7 @@ def build_packet(
         category=_category(verdict),
         evidence=_cut(evidence, _CAPS["evidence"]),
         failing_tests=_failing_tests(source.tests),
-        tests_summary=_tests_summary(source.tests),
+        tests_summary=describe_totals(source.tests),
         failed_checks=_failed_checks(verdict),
         location=_location(source, verdict, state.output_name),
         judge_reasoning=_judge_reasoning(source.judge),
@@ -89,10 +87,10 @@ def render_packet(packet: RepairPacket) -> str:
 def fit(packet: RepairPacket) -> RepairPacket:
     """Shrink `packet` step by step until its rendering fits PACKET_TOKEN_BUDGET."""
     for shrink in _SHRINKS:
-        if token_estimate(render_packet(packet)) <= PACKET_TOKEN_BUDGET:
+        if estimate_tokens(render_packet(packet)) <= PACKET_TOKEN_BUDGET:
             return packet
         packet = shrink(packet)
-    if token_estimate(render_packet(packet)) > PACKET_TOKEN_BUDGET:
+    if estimate_tokens(render_packet(packet)) > PACKET_TOKEN_BUDGET:
         raise AssertionError("the repair packet's caps do not fit its token budget")
     return packet
 
@@ -139,14 +137,6 @@ def _failing_tests(tests: list[TestOutcome]) -> list[TestOutcome]:
             detail=detail,
         ))  # fmt: skip
     return listed
-
-
-def _tests_summary(tests: list[TestOutcome]) -> str:
-    if not tests:
-        return ""
-    totals = summarize(tests)
-    parts = zip(totals, ("passed", "failed", "errors", "skipped"), strict=True)
-    return ", ".join(f"{count:,} {label}" for count, label in parts if count)
 
 
 def _failed_checks(verdict: Verdict) -> list[str]:
@@ -240,7 +230,7 @@ def _cut_line(line: str) -> str:
 def _clean(text: str) -> str:
     """Printable text that cannot close the template's code fences early."""
     text = _CONTROL.sub("", _ANSI.sub("", text.replace("\r\n", "\n").replace("\t", "    ")))
-    return _FENCE.sub("'''", text)
+    return defang_fences(text)
 
 
 def _cut(text: str, limit: int, *, keep: str = "start") -> str:

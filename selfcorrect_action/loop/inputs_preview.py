@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from selfcorrect_action.markdown import defang_fences
 from selfcorrect_action.sandbox.models import InputFile
 
 PREVIEW_LINES = 8
@@ -31,4 +32,4 @@ def _preview(data: bytes) -> str:
     cut = [line if len(line) <= PREVIEW_LINE_CHARS else line[:PREVIEW_LINE_CHARS] + "…"
            for line in lines]
     more = "\n…" if len(text.splitlines()) > PREVIEW_LINES or len(data) > len(head) else ""
-    return "\n".join(cut).replace("```", "'''") + more
+    return defang_fences("\n".join(cut)) + more

@@ -14,6 +14,7 @@ from selfcorrect_action.llm.models import ChatMessage, ChatRequest
 from selfcorrect_action.llm.structured import complete_json
 from selfcorrect_action.loop.metered import MeteredLLM
 from selfcorrect_action.loop.state import Attempt, JudgeOutcome, RunState
+from selfcorrect_action.markdown import defang_fences
 from selfcorrect_action.templating import render
 
 STDOUT_TAIL_LINES = 40
@@ -59,4 +60,4 @@ def decide(answer: JudgeAnswer) -> JudgeOutcome:
 
 def _tail(text: str) -> str:
     lines = text.rstrip().splitlines()[-STDOUT_TAIL_LINES:]
-    return "\n".join(line[:300] for line in lines).replace("```", "'''") or "(nothing)"
+    return defang_fences("\n".join(line[:300] for line in lines)) or "(nothing)"

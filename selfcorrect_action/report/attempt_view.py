@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from selfcorrect_action.evaluation.junit import describe_totals
 from selfcorrect_action.loop.feedback import render_packet
 from selfcorrect_action.loop.state import Attempt, LLMCall, RunState, Status, Strategy
 from selfcorrect_action.report import text
@@ -122,7 +123,7 @@ def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
         category=failure.category if failure else "",
         evidence=failure.evidence if failure else "",
         failed_checks=failure.failed_checks if failure else [],
-        tests_summary=_tests_summary(attempt),
+        tests_summary=describe_totals(attempt.tests),
         failing_tests=_failing_tests(attempt),
         judge_reasoning=judge.reasoning if judge else "",
         unmet=list(judge.unmet_criteria) if judge else [],
@@ -289,13 +290,6 @@ def _streams(result: ExecutionResult | None) -> list[StreamView]:
         )
         views.append(StreamView(name, excerpt.header, excerpt.text))
     return views
-
-
-def _tests_summary(attempt: Attempt) -> str:
-    counts: dict[str, int] = {}
-    for test in attempt.tests:
-        counts[test.outcome] = counts.get(test.outcome, 0) + 1
-    return ", ".join(f"{count} {outcome}" for outcome, count in counts.items())
 
 
 def _failing_tests(attempt: Attempt) -> list[TestRow]:

@@ -62,7 +62,7 @@ def attempt_failure(state: RunState, attempt: Attempt) -> Failure | None:
 
 def layer_rows(state: RunState, attempt: Attempt) -> list[LayerRow]:
     rows = [_execution_row(attempt)]
-    rows.append(_contract_row(state, attempt, reached=rows[-1].result == "passed"))
+    rows.append(_contract_row(attempt, reached=rows[-1].result == "passed"))
     rows.append(_tests_row(state, attempt, reached=rows[-1].result == "passed"))
     reached = rows[-1].result in {"passed", "not applicable"} and rows[1].result == "passed"
     rows.append(_judge_row(state, attempt, reached=reached))
@@ -87,7 +87,7 @@ def _execution_row(attempt: Attempt) -> LayerRow:
     return LayerRow("execution", "passed", f"exit code 0 in {took}")
 
 
-def _contract_row(state: RunState, attempt: Attempt, *, reached: bool) -> LayerRow:
+def _contract_row(attempt: Attempt, *, reached: bool) -> LayerRow:
     if not reached or attempt.verdict is None:
         return LayerRow("contract", "not reached", "")
     checks = _contract_checks(attempt.verdict.checks)

@@ -201,7 +201,7 @@ def test_unusable_replay_files_fail_before_the_run(
 
 
 def test_missing_replay_file(tmp_path: Path) -> None:
-    with pytest.raises(LLMReplayError, match="nope.jsonl: no such file"):
+    with pytest.raises(LLMReplayError, match=r"nope\.jsonl: no such file"):
         client_for(replay=tmp_path / "nope.jsonl", retry=RetryPolicy())
 
 

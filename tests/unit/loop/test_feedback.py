@@ -7,12 +7,12 @@ import pytest
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.evaluation.layers import evaluate
 from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.loop.budget import estimate_tokens
 from selfcorrect_action.loop.feedback import (
     PACKET_TOKEN_BUDGET,
     TAIL_LINE_CHARS,
     build_packet,
     render_packet,
-    token_estimate,
 )
 from selfcorrect_action.loop.state import (
     Attempt,
@@ -161,7 +161,7 @@ def test_packet_stays_bounded_whatever_the_log_size(noise: str) -> None:
 
     text = packet_text(state([*earlier, latest]))
 
-    assert token_estimate(text) <= PACKET_TOKEN_BUDGET < 1_500
+    assert estimate_tokens(text) <= PACKET_TOKEN_BUDGET < 1_500
     assert FROZEN in text
     assert WHOLE_FILE in text
 
@@ -174,7 +174,7 @@ def test_plain_crash_with_noisy_output(noise: str) -> None:
 
     text = packet_text(run)
 
-    assert token_estimate(text) < 1_500
+    assert estimate_tokens(text) < 1_500
     assert "chart.py:14 in main: total = df[\"sales\"].sum()" in text
     assert "KeyError: 'sales'" in text
     tail = text.split("### End of the output", 1)[1]
@@ -330,4 +330,4 @@ def test_an_attempt_that_did_not_fail_has_no_packet() -> None:
 
 @pytest.mark.parametrize(("text", "tokens"), [("", 0), ("a", 1), ("abc", 1), ("abcd", 2)])
 def test_token_estimate_rounds_up(text: str, tokens: int) -> None:
-    assert token_estimate(text) == tokens
+    assert estimate_tokens(text) == tokens
