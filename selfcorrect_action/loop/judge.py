@@ -44,10 +44,10 @@ def judge(state: RunState, attempt: Attempt, llm: MeteredLLM) -> JudgeOutcome:
     except LLMStructuredOutputError as exc:
         return JudgeOutcome(passed=False, reasoning=f"the judge's answer was unreadable twice "
                             f"({exc.message}); failing closed", raw_verdict="unreadable")
-    return decide(answer)
+    return outcome_of(answer)
 
 
-def decide(answer: JudgeAnswer) -> JudgeOutcome:
+def outcome_of(answer: JudgeAnswer) -> JudgeOutcome:
     """A pass that still lists unmet criteria is ambiguous, and ambiguity fails."""
     unmet = [item.strip() for item in answer.unmet_criteria if item.strip()]
     passed = answer.verdict == "pass" and not unmet

@@ -1,12 +1,12 @@
 """REFLECT: pure. A passing attempt ends the run; a failing one gets a decision from
-strategy.decide (patch, rethink, escalate, or stop) and the repair packet the next
+strategy.next_step_after (patch, rethink, escalate, or stop) and the repair packet the next
 generation will read."""
 
 from __future__ import annotations
 
 from selfcorrect_action.loop.feedback import build_packet
 from selfcorrect_action.loop.state import RunState, Status, end_run, with_last_attempt
-from selfcorrect_action.loop.strategy import RetryBudget, decide
+from selfcorrect_action.loop.strategy import RetryBudget, next_step_after
 from selfcorrect_action.records import evolve
 
 
@@ -18,7 +18,7 @@ def reflect(state: RunState) -> RunState:
         return end_run(state, Status.PASSED, f"attempt {attempt.index} passed every layer")
     budget = RetryBudget(state.budget.patch_attempts, state.budget.rethink_attempts)
     used = RetryBudget(state.usage.patch_attempts, state.usage.rethink_attempts)
-    decision = decide(state.attempts, budget, used)
+    decision = next_step_after(state.attempts, budget, used)
     if decision.next_step is None:
         return end_run(state, decision.status, decision.reason)
     packet = build_packet(state, attempt, decision.next_step, max_attempts=state.max_attempts)

@@ -67,7 +67,7 @@ def stalls(attempts: list[Attempt]) -> int:
     return count
 
 
-def decide(attempts: list[Attempt], budget: RetryBudget, used: RetryBudget) -> Decision:
+def next_step_after(attempts: list[Attempt], budget: RetryBudget, used: RetryBudget) -> Decision:
     """What follows the last (failed) attempt."""
     latest = attempts[-1]
     category = _category(latest)

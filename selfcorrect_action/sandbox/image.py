@@ -73,7 +73,8 @@ class Decision:
     reason: str
 
 
-def decide(*, tag: str, existing_hash: str | None, wanted_hash: str, force: bool) -> Decision:
+def build_decision(*, tag: str, existing_hash: str | None, wanted_hash: str,
+                   force: bool) -> Decision:
     """Whether to build. existing_hash is None when there is no image with that tag; "" when
     the image exists but carries no hash label (built by hand)."""
     if force:
@@ -159,14 +160,15 @@ def ensure_image(
     tag = tag or image_tag()
     wanted = context_hash(root)
     existing_id, existing_hash = _existing(engine, tag)
-    decision = decide(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=force)
+    decision = build_decision(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=force)
     if not decision.build:
         progress(NOTE + decision.reason)
         return tag
     with _build_lock(tag):
         # Another run on this machine may have built it while we waited for the lock.
         existing_id, existing_hash = _existing(engine, tag)
-        decision = decide(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=force)
+        decision = build_decision(tag=tag, existing_hash=existing_hash, wanted_hash=wanted,
+                                  force=force)
         progress(NOTE + decision.reason)
         if not decision.build:
             return tag
@@ -216,7 +218,7 @@ def image_status(engine: Engine, *, context: Path, tag: str) -> Decision:
     """What ensure_image would do, without doing it."""
     _, existing_hash = _existing(engine, tag)
     wanted = context_hash(context)
-    return decide(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=False)
+    return build_decision(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=False)
 
 
 def _existing(engine: Engine, tag: str) -> tuple[str | None, str | None]:

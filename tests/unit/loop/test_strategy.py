@@ -8,7 +8,7 @@ from selfcorrect_action.loop.state import Attempt, Progress, Status, Strategy
 from selfcorrect_action.loop.strategy import (
     DEFAULT_STRATEGY,
     RetryBudget,
-    decide,
+    next_step_after,
     stalls,
     strategy_for,
 )
@@ -55,7 +55,7 @@ def attempt(
 )
 def test_each_category_has_its_default(category: Category, expected: Strategy) -> None:
     assert strategy_for(category, [attempt(1, category)]) is expected
-    decision = decide([attempt(1, category)], ROOMY, NONE_USED)
+    decision = next_step_after([attempt(1, category)], ROOMY, NONE_USED)
     assert decision.next_step is not None
     assert decision.next_step.strategy is expected
     assert decision.next_step.tier == "cheap"
@@ -84,7 +84,7 @@ def test_contract_after_a_rethink_is_patched_again() -> None:
 
 def test_patch_repairs_the_latest_attempt_when_it_progressed() -> None:
     history = [attempt(1, progress=(0, 0, 0)), attempt(2, progress=(1, 0, 0))]
-    step = decide(history, ROOMY, RetryBudget(1, 0)).next_step
+    step = next_step_after(history, ROOMY, RetryBudget(1, 0)).next_step
     assert step is not None and step.base_attempt == 2
 
 
@@ -93,38 +93,39 @@ def test_a_regression_restarts_from_the_best_attempt() -> None:
         attempt(1, Category.CONTRACT, progress=(1, 2, 1)),
         attempt(2, Category.RUNTIME, progress=(0, 0, 0)),
     ]
-    step = decide(history, ROOMY, RetryBudget(1, 0)).next_step
+    step = next_step_after(history, ROOMY, RetryBudget(1, 0)).next_step
     assert step is not None
     assert step.base_attempt == 1
     assert "restarting from attempt 1" in step.reason
 
 
 def test_rethink_starts_from_scratch() -> None:
-    step = decide([attempt(1, Category.RESOURCE)], ROOMY, NONE_USED).next_step
+    step = next_step_after([attempt(1, Category.RESOURCE)], ROOMY, NONE_USED).next_step
     assert step is not None and step.base_attempt is None
 
 
 def test_patch_budget_spent_falls_back_to_rethink() -> None:
-    decision = decide([attempt(1), attempt(2, progress=(1, 0, 0))], ROOMY, RetryBudget(3, 0))
+    history = [attempt(1), attempt(2, progress=(1, 0, 0))]
+    decision = next_step_after(history, ROOMY, RetryBudget(3, 0))
     assert decision.next_step is not None
     assert decision.next_step.strategy is Strategy.RETHINK
 
 
 def test_rethink_budget_spent_falls_back_to_patch() -> None:
-    decision = decide([attempt(1, Category.RESOURCE)], ROOMY, RetryBudget(0, 2))
+    decision = next_step_after([attempt(1, Category.RESOURCE)], ROOMY, RetryBudget(0, 2))
     assert decision.next_step is not None
     assert decision.next_step.strategy is Strategy.PATCH
 
 
 def test_both_budgets_spent_is_exhausted() -> None:
-    decision = decide([attempt(1)], ROOMY, RetryBudget(3, 2))
+    decision = next_step_after([attempt(1)], ROOMY, RetryBudget(3, 2))
     assert decision.next_step is None
     assert decision.status is Status.EXHAUSTED
     assert "3/3 patches" in decision.reason and "2/2 rethinks" in decision.reason
 
 
 def test_zero_budgets_exhaust_after_the_first_attempt() -> None:
-    decision = decide([attempt(1)], RetryBudget(0, 0), NONE_USED)
+    decision = next_step_after([attempt(1)], RetryBudget(0, 0), NONE_USED)
     assert decision.status is Status.EXHAUSTED
 
 
@@ -140,27 +141,27 @@ def test_stalls_count_attempts_without_progress() -> None:
 def test_no_progress_twice_escalates_to_the_strong_model() -> None:
     history = [attempt(1, progress=(1, 0, 0)), attempt(2, progress=(1, 0, 0)),
                attempt(3, progress=(0, 0, 0))]
-    step = decide(history, ROOMY, RetryBudget(2, 0)).next_step
+    step = next_step_after(history, ROOMY, RetryBudget(2, 0)).next_step
     assert step is not None and step.tier == "strong"
     assert "no progress" in step.reason
 
 
 def test_one_stall_does_not_escalate() -> None:
     history = [attempt(1, progress=(1, 0, 0)), attempt(2, progress=(1, 0, 0))]
-    step = decide(history, ROOMY, RetryBudget(1, 0)).next_step
+    step = next_step_after(history, ROOMY, RetryBudget(1, 0)).next_step
     assert step is not None and step.tier == "cheap"
 
 
 def test_a_cycle_escalates_at_once() -> None:
     history = [attempt(1, progress=(1, 0, 0)), attempt(2, progress=(1, 0, 0), cycle_of=1)]
-    step = decide(history, ROOMY, RetryBudget(1, 0)).next_step
+    step = next_step_after(history, ROOMY, RetryBudget(1, 0)).next_step
     assert step is not None and step.tier == "strong"
     assert "same code" in step.reason
 
 
 def test_a_cycle_after_escalating_stops() -> None:
     history = [attempt(1), attempt(2, tier="strong", cycle_of=1)]
-    decision = decide(history, ROOMY, RetryBudget(1, 0))
+    decision = next_step_after(history, ROOMY, RetryBudget(1, 0))
     assert decision.status is Status.STOPPED
     assert "repeated attempt 1" in decision.reason
 
@@ -172,14 +173,14 @@ def test_no_progress_twice_after_escalating_stops() -> None:
         attempt(4, tier="strong", progress=(1, 0, 0)),
         attempt(5, tier="strong", progress=(1, 0, 0)),
     ]
-    decision = decide(history, RetryBudget(9, 9), RetryBudget(4, 0))
+    decision = next_step_after(history, RetryBudget(9, 9), RetryBudget(4, 0))
     assert decision.status is Status.STOPPED
     assert "no progress" in decision.reason
 
 
 def test_escalation_is_sticky_while_progressing() -> None:
     history = [attempt(1, progress=(0, 0, 0)), attempt(2, tier="strong", progress=(1, 0, 0))]
-    step = decide(history, ROOMY, RetryBudget(1, 0)).next_step
+    step = next_step_after(history, ROOMY, RetryBudget(1, 0)).next_step
     assert step is not None and step.tier == "strong"
 
 
@@ -190,5 +191,5 @@ def test_progress_after_escalating_resets_the_stall_count() -> None:
         attempt(4, tier="strong", progress=(1, 1, 0)),
         attempt(5, tier="strong", progress=(1, 1, 0)),
     ]
-    decision = decide(history, RetryBudget(9, 9), RetryBudget(4, 0))
+    decision = next_step_after(history, RetryBudget(9, 9), RetryBudget(4, 0))
     assert decision.status is Status.RUNNING

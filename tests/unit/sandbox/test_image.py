@@ -12,10 +12,10 @@ from selfcorrect_action.sandbox.image import (
     HASH_LABEL,
     VERSION_LABEL,
     BuildLog,
+    build_decision,
     build_labels,
     context_files,
     context_hash,
-    decide,
     image_tag,
     write_context_tar,
 )
@@ -78,15 +78,15 @@ def test_hash_does_not_confuse_content_with_names(tmp_path: Path) -> None:
 
 def test_decide() -> None:
     tag, wanted = "selfcorrect-sandbox:1", "h1"
-    reuse = decide(tag=tag, existing_hash="h1", wanted_hash=wanted, force=False)
+    reuse = build_decision(tag=tag, existing_hash="h1", wanted_hash=wanted, force=False)
     assert not reuse.build and "reusing" in reuse.reason
-    assert decide(tag=tag, existing_hash="h1", wanted_hash=wanted, force=True).build
-    missing = decide(tag=tag, existing_hash=None, wanted_hash=wanted, force=False)
+    assert build_decision(tag=tag, existing_hash="h1", wanted_hash=wanted, force=True).build
+    missing = build_decision(tag=tag, existing_hash=None, wanted_hash=wanted, force=False)
     assert missing.build and "no such image" in missing.reason
-    stale = decide(tag=tag, existing_hash="h0", wanted_hash=wanted, force=False)
+    stale = build_decision(tag=tag, existing_hash="h0", wanted_hash=wanted, force=False)
     assert stale.build and "changed" in stale.reason
     # Built by hand, without our label: we cannot vouch for it.
-    assert decide(tag=tag, existing_hash="", wanted_hash=wanted, force=False).build
+    assert build_decision(tag=tag, existing_hash="", wanted_hash=wanted, force=False).build
 
 
 def test_labels_carry_hash_and_version() -> None:

@@ -9,7 +9,11 @@ import io
 import json
 import os
 import stat
+import struct
+import subprocess
+import sys
 import tarfile
+import types
 from pathlib import Path
 from types import ModuleType
 
@@ -186,3 +190,240 @@ def test_the_capture_keeps_head_and_tail_and_marks_the_cut_as_tracebacks_expect(
     assert tracebacks._OMISSION.match(marker)
     capture = StreamCapture(text=report["text"], total_bytes=22, truncated=True)
     assert capture.captured() == ["abcd", "qrstuv"]
+
+
+# The syscall filter. Everything below is written out independently of the runner's own
+# tables (from the kernel's unistd headers), so a wrong number there fails here.
+AUDIT_ARCH = {"x86_64": 0xC000003E, "aarch64": 0xC00000B7}
+FOREIGN_ARCHES = {"i386": 0x40000003, "arm": 0x40000028, "riscv64": 0xC00000F3,
+                  "ppc64le": 0xC0000015, "s390x": 0x80000016, "aarch64_be": 0x800000B7}
+REFUSED = {
+    "x86_64": {"unshare": 272, "setns": 308, "mount": 165, "umount2": 166, "pivot_root": 155,
+               "keyctl": 250, "add_key": 248, "request_key": 249, "bpf": 321, "ptrace": 101},
+    "aarch64": {"unshare": 97, "setns": 268, "mount": 40, "umount2": 39, "pivot_root": 41,
+                "keyctl": 219, "add_key": 217, "request_key": 218, "bpf": 280, "ptrace": 117},
+}
+NEW_MOUNT_API = {"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
+                 "fsmount": 432, "fspick": 433, "mount_setattr": 442}
+CLONE = {"x86_64": 56, "aarch64": 220}
+CLONE3 = 435
+GETPID = {"x86_64": 39, "aarch64": 172}
+NAMESPACE_FLAGS = {"CLONE_NEWTIME": 0x80, "CLONE_NEWNS": 0x20000, "CLONE_NEWCGROUP": 0x02000000,
+                   "CLONE_NEWUTS": 0x04000000, "CLONE_NEWIPC": 0x08000000,
+                   "CLONE_NEWUSER": 0x10000000, "CLONE_NEWPID": 0x20000000,
+                   "CLONE_NEWNET": 0x40000000}
+SIGCHLD = 17
+# What glibc and CPython pass to clone(): fork(), pthread_create(), posix_spawn()'s vfork.
+ORDINARY_CLONES = {"fork": 0x01200000 | SIGCHLD, "pthread_create": 0x003D0F00,
+                   "posix_spawn": 0x00004100 | SIGCHLD}
+ALLOW, EPERM, ENOSYS = 0x7FFF0000, 0x00050001, 0x00050026
+ARCHES = sorted(AUDIT_ARCH)
+
+
+def run_bpf(program: bytes, arch: int, nr: int, args: tuple[int, ...] = (0,) * 6) -> int:
+    """A classic-BPF interpreter for what seccomp hands a filter (struct seccomp_data, as a
+    little-endian arch lays it out). Any opcode it does not know fails the test."""
+    assert len(program) % 8 == 0 and 0 < len(program) // 8 <= 4096  # BPF_MAXINSNS
+    data = struct.pack("<IIQ6Q", nr, arch, 0, *args)
+    code = [struct.unpack_from("=HBBI", program, at) for at in range(0, len(program), 8)]
+    pc = acc = 0
+    while True:
+        op, jt, jf, k = code[pc]  # an IndexError: a path that runs off the end
+        if op == 0x20:  # BPF_LD | BPF_W | BPF_ABS
+            assert k % 4 == 0 and k + 4 <= len(data), k
+            acc = struct.unpack_from("<I", data, k)[0]
+            pc += 1
+        elif op == 0x15:  # BPF_JMP | BPF_JEQ | BPF_K
+            pc += 1 + (jt if acc == k else jf)
+        elif op == 0x45:  # BPF_JMP | BPF_JSET | BPF_K
+            pc += 1 + (jt if acc & k else jf)
+        elif op == 0x06:  # BPF_RET | BPF_K
+            return k
+        else:
+            raise AssertionError(f"unknown BPF opcode {op:#x} at {pc}")
+
+
+@pytest.fixture(scope="module")
+def program(runner: ModuleType) -> bytes:
+    return runner.syscall_filter()
+
+
+def _refused(arch: str) -> dict[str, int]:
+    return {**REFUSED[arch], **NEW_MOUNT_API}
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_the_filter_refuses_each_listed_syscall_with_eperm(program: bytes, arch: str) -> None:
+    for name, nr in _refused(arch).items():
+        assert run_bpf(program, AUDIT_ARCH[arch], nr) == EPERM, name
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_the_filter_lets_every_other_syscall_through(program: bytes, arch: str) -> None:
+    special = set(_refused(arch).values()) | {CLONE[arch], CLONE3}
+    through = [nr for nr in range(1024) if nr not in special
+               and run_bpf(program, AUDIT_ARCH[arch], nr, (0xFFFFFFFF,) * 6) != ALLOW]
+    assert through == []
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_clone3_is_answered_enosys_so_glibc_falls_back(program: bytes, arch: str) -> None:
+    assert run_bpf(program, AUDIT_ARCH[arch], CLONE3) == ENOSYS
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_clone_asking_for_any_namespace_is_refused(program: bytes, arch: str) -> None:
+    for name, flag in NAMESPACE_FLAGS.items():
+        for caller, flags in ORDINARY_CLONES.items():
+            verdict = run_bpf(program, AUDIT_ARCH[arch], CLONE[arch], (flags | flag, 0, 0, 0, 0, 0))
+            assert verdict == EPERM, (name, caller)
+
+
+@pytest.mark.parametrize("arch", ARCHES)
+def test_ordinary_clones_go_through(program: bytes, arch: str) -> None:
+    for caller, flags in ORDINARY_CLONES.items():
+        # The kernel ignores clone()'s high 32 flag bits, and so may the filter.
+        for high in (0, 0xFFFFFFFF << 32):
+            args = (flags | high, 0xFFFFFFFFFFFFFFFF, 0, 0, 0, 0)
+            assert run_bpf(program, AUDIT_ARCH[arch], CLONE[arch], args) == ALLOW, caller
+
+
+def test_the_x32_abi_is_refused_whatever_its_number(program: bytes) -> None:
+    for nr in (0, 1, GETPID["x86_64"], 512, 547):  # read, write, getpid, x32's own
+        assert run_bpf(program, AUDIT_ARCH["x86_64"], nr | 0x40000000) == EPERM, nr
+
+
+@pytest.mark.parametrize("arch", sorted(FOREIGN_ARCHES))
+def test_any_other_arch_is_refused_outright(program: bytes, arch: str) -> None:
+    """Its numbers mean other syscalls (i386's 20 is getpid, 26 ptrace): none may pass."""
+    for nr in (0, 1, 20, 26, 56, 172, 220):
+        assert run_bpf(program, FOREIGN_ARCHES[arch], nr) == EPERM, nr
+
+
+def test_the_interpreter_can_tell_allow_from_refuse(runner: ModuleType) -> None:
+    """Guards the tests above against an interpreter that answers EPERM for everything."""
+    allow_all = runner._assemble([(0x06, 0, 0, ALLOW)])
+    assert run_bpf(allow_all, AUDIT_ARCH["x86_64"], 272) == ALLOW
+    with pytest.raises(AssertionError, match="unknown BPF opcode"):
+        run_bpf(runner._assemble([(0x07, 0, 0, 0)]), AUDIT_ARCH["x86_64"], 0)
+
+
+def test_the_assembler_resolves_labels_and_refuses_far_jumps(runner: ModuleType) -> None:
+    def branch(k: int) -> bytes:  # the arch word is loaded: 0 here
+        return runner._assemble([(0x20, 0, 0, 4), (0x15, "yes", 0, k), (0x06, 0, 0, 1),
+                                 "yes", (0x06, 0, 0, 2)])
+
+    assert struct.unpack("=HBBI", branch(5)[8:16]) == (0x15, 1, 0, 5)
+    assert (run_bpf(branch(5), 0, 0), run_bpf(branch(0), 0, 0)) == (1, 2)
+    far = [(0x15, "end", 0, 0), *[(0x06, 0, 0, 0)] * 256, "end", (0x06, 0, 0, 0)]
+    with pytest.raises(ValueError, match="out of range"):
+        runner._assemble(far)
+
+
+HOST_CHECK = r"""
+import ctypes, errno, importlib.util, json, os, subprocess, sys, threading
+spec = importlib.util.spec_from_file_location("runner", sys.argv[1])
+runner = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(runner)
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+def call(nr, *args):
+    ctypes.set_errno(0)
+    result = libc.syscall(ctypes.c_long(nr), *(ctypes.c_ulong(a) for a in args))
+    if result == 0 and nr == int(sys.argv[4]):
+        os._exit(0)  # a child of a clone that went through
+    return "ALLOWED" if result >= 0 else errno.errorcode[ctypes.get_errno()]
+numbers = json.loads(sys.argv[3])
+clone3_before = call(*numbers["calls"]["clone3"])  # (NULL, 0): EINVAL, never a child
+program = runner.syscall_filter() if sys.argv[2] == "real" else b""
+problem = runner._install_syscall_filter(program)
+seen = []
+worker = threading.Thread(target=lambda: seen.append(call(numbers["getpid"])))
+worker.start()
+worker.join()
+child = subprocess.run(["grep", "^Seccomp:", "/proc/self/status"], capture_output=True,
+                       text=True).stdout.split()
+print(json.dumps({
+    "problem": problem,
+    "clone3_before": clone3_before,
+    "calls": {name: call(nr, *args) for name, (nr, *args) in numbers["calls"].items()},
+    "thread": seen,
+    "child_seccomp": child[-1:],
+}))
+"""
+
+
+def _host_check(arch: str, mode: str) -> dict[str, object]:
+    calls = {"unshare": [REFUSED[arch]["unshare"], 0x10000000],
+             "clone3": [CLONE3, 0, 0],
+             "clone(CLONE_NEWUSER)": [CLONE[arch], 0x10000000 | SIGCHLD, 0, 0, 0, 0],
+             "getpid": [GETPID[arch]]}
+    numbers = json.dumps({"getpid": GETPID[arch], "calls": calls})
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", HOST_CHECK, str(sandbox_context() / "runner.py"), mode,
+         numbers, str(CLONE[arch])], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def _host_arch() -> str:
+    arch = os.uname().machine
+    if sys.platform != "linux" or arch not in AUDIT_ARCH:
+        pytest.skip(f"the filter is for Linux on {ARCHES}, not {sys.platform} {arch}")
+    return arch
+
+
+def test_this_kernel_accepts_the_filter_and_applies_it_to_children() -> None:
+    """The real thing, in a child interpreter (a filter cannot be removed again): the kernel
+    takes the program, refuses what it should, and passes the rest, threads included."""
+    facts = _host_check(_host_arch(), "real")
+    assert facts["problem"] is None
+    assert facts["calls"] == {"unshare": "EPERM", "clone3": "ENOSYS",
+                              "clone(CLONE_NEWUSER)": "EPERM", "getpid": "ALLOWED"}
+    assert facts["thread"] == ["ALLOWED"] and facts["child_seccomp"] == ["2"]
+
+
+def test_a_filter_the_kernel_refuses_is_reported_not_ignored() -> None:
+    facts = _host_check(_host_arch(), "empty")
+    assert facts["problem"] == ("cannot install the syscall filter: prctl(PR_SET_SECCOMP) "
+                                "failed with EINVAL (Invalid argument)")
+    assert facts["calls"]["clone3"] == facts["clone3_before"]  # no filter took its place
+
+
+def test_without_ctypes_the_filter_reports_why(
+    runner: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "ctypes", None)  # import ctypes now raises ImportError
+    problem = runner._install_syscall_filter(runner.syscall_filter())
+    assert problem == ("cannot install the syscall filter: ModuleNotFoundError: import of "
+                       "ctypes halted; None in sys.modules")
+
+
+def test_the_script_is_not_started_without_the_filter(
+    runner: ModuleType, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """main() as in the container, with a filter that would not install: it answers the
+    request with the reason (on stderr, as SystemExit) before STARTED, and never spawns."""
+    request = encode_request(
+        ExecutionRequest(argv=["python3", "s.py"], files=[InputFile(path="s.py", data=b"")]),
+        deadline_s=5, nonce="n0nce")
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, request)
+    os.close(write_fd)
+    spawned: list[object] = []
+    stdout = io.BytesIO()
+    with open(read_fd, "rb") as stdin:
+        monkeypatch.setattr(sys, "argv", ["runner.py", "5"])
+        monkeypatch.setattr(sys, "stdin", types.SimpleNamespace(buffer=stdin))
+        monkeypatch.setattr(sys, "stdout", types.SimpleNamespace(buffer=stdout))
+        monkeypatch.setattr(os, "chdir", lambda path: None)
+        monkeypatch.delenv("MPLCONFIGDIR", raising=False)
+        monkeypatch.setattr(runner, "WORK_DIR", str(tmp_path))
+        monkeypatch.setattr(runner, "_survive_signals", lambda: None)
+        monkeypatch.setattr(runner, "_install_syscall_filter", lambda program: "no seccomp")
+        monkeypatch.setattr(runner, "_spawn", lambda *args: spawned.append(args))
+        with pytest.raises(SystemExit) as stopped:
+            runner.main()
+    assert str(stopped.value) == "runner: no seccomp; the script was not started"
+    assert spawned == [] and stdout.getvalue() == b""
+    assert list(tmp_path.iterdir()) == []  # not even the inputs were placed
