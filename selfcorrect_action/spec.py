@@ -56,6 +56,10 @@ def _repo_path(value: str) -> str:
     pure = PurePosixPath(value)
     if not value.strip() or value.endswith("/") or not pure.parts:
         raise _path_error("must name a file", "write a path such as data/sales.csv")
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        # A newline in a path would fake lines in every report and log that names it.
+        raise _path_error("must not contain control characters (newlines, tabs...)",
+                          "write the path on one line, as the file is named")
     if pure.is_absolute() or "\\" in value or re.match(r"[A-Za-z]:", value):
         raise _path_error(
             "must be relative to the repository root",

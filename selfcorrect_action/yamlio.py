@@ -326,8 +326,21 @@ def _message(error: Mapping[str, Any]) -> str:
     got = error.get("input")
     message = str(error["msg"])
     if error["type"] not in ("missing", "blank") and not isinstance(got, dict | list):
-        message += f"; got {got!r}"
+        message += f"; got {_shown(got)}"
     return message
+
+
+MAX_SHOWN_CHARS = 200
+
+
+def _shown(value: Any) -> str:
+    """The value as the message quotes it, bounded: repr of a huge int raises ValueError
+    (Python's 4,300-digit limit: `timeout_s: 0xfff…` crashed validate) and a huge string
+    would flood the output."""
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 10_000:
+        return "a number with thousands of digits"
+    text = repr(value)
+    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "…"
 
 
 def locate(data: Any, loc: Sequence[Any]) -> tuple[int, int]:

@@ -470,3 +470,17 @@ def test_loaded_spec_resolves_paths_against_the_root(repo: Path) -> None:
     assert loaded.test_paths == [repo.resolve() / "tests/test_chart.py"]
     assert loaded.input_paths == [repo.resolve() / "data/sales.csv"]
     assert loaded.path is None and loaded.source == "t"
+
+
+def test_a_number_too_long_to_print_is_a_problem_not_a_crash() -> None:
+    """repr() of an int over 4,300 digits raises ValueError: it crashed the message."""
+    with pytest.raises(SpecError) as caught:
+        load_spec_text("prompt: p\ncontract:\n  timeout_s: 0x" + "f" * 4000 + "\n", "s.yml",
+                       check_files=False)
+    assert "thousands of digits" in caught.value.problems[0]
+
+
+def test_paths_with_control_characters_are_refused() -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec_text('prompt: p\ninputs: ["a\\nb.csv"]\n', "s.yml", check_files=False)
+    assert "control characters" in caught.value.problems[0]
