@@ -1,0 +1,82 @@
+"""Carrying out a WritePlan: the one place the action writes to GitHub.
+
+Order matters for what a failure leaves behind: the commit and the branch first, then the
+pull request, then the comment and labels. A branch whose newest commit is not one of ours
+(a person pushed to it) is never moved: the plan's commit is not made and the comment says
+why, so nobody's work is overwritten.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from selfcorrect_action.github.forge import Forge, ForgeError, PullRequest
+from selfcorrect_action.github.naming import RUN_TRAILER, STATUS_LABELS
+from selfcorrect_action.github.plan import PR_LINK_SLOT, PlannedCommit, WritePlan
+from selfcorrect_action.templating import render
+
+
+@dataclass(frozen=True)
+class Applied:
+    pull_request: PullRequest | None = None
+    commit_sha: str | None = None
+    # Why the commit was not made, e.g. a person's commit on the branch; None when it was
+    # (or when the plan had none).
+    held_back: str | None = None
+    comment_url: str = ""
+
+
+def apply_plan(plan: WritePlan, forge: Forge) -> Applied:
+    if plan.labels is not None:
+        for name, (color, description) in STATUS_LABELS.items():
+            forge.ensure_label(name, color=color, description=description)
+    commit_sha, held_back = _commit(plan.commit, forge) if plan.commit else (None, None)
+    pull = None
+    if plan.commit and plan.pull_request and commit_sha is not None:
+        pull = _pull_request(plan, forge)
+    comment_url = ""
+    if plan.comment is not None:
+        body = plan.comment.body.replace(PR_LINK_SLOT, render(
+            "reports/publish_result.md.j2", pull=pull, held_back=held_back).strip())
+        existing = forge.find_comment(plan.comment.number, plan.comment.marker)
+        comment = (forge.edit_comment(existing.id, body) if existing
+                   else forge.create_comment(plan.comment.number, body))
+        comment_url = comment.html_url
+    if plan.labels is not None:
+        forge.add_labels(plan.labels.number, plan.labels.add)
+        for name in plan.labels.remove:
+            forge.remove_label(plan.labels.number, name)
+    return Applied(pull, commit_sha, held_back, comment_url)
+
+
+def _commit(planned: PlannedCommit, forge: Forge) -> tuple[str | None, str | None]:
+    head = forge.branch_head(planned.branch)
+    if head is not None and f"{RUN_TRAILER}:" not in head.message:
+        who = f"@{head.author_login}" if head.author_login else "someone"
+        return None, (f"{planned.branch} has a newer commit by {who} ({head.sha[:7]}) that "
+                      "selfcorrect did not make; it was left untouched and this run's "
+                      "script was not committed")
+    if head is None:
+        base = forge.branch_head(planned.base_branch)
+        if base is None:
+            raise ForgeError(f"the base branch {planned.base_branch!r} does not exist",
+                             hint="set the action's base-branch input to an existing branch, "
+                             "or leave it empty for the repository's default branch")
+        sha = forge.commit_files(base.sha, planned.files, planned.message)
+        forge.create_branch(planned.branch, sha)
+        return sha, None
+    sha = forge.commit_files(head.sha, planned.files, planned.message)
+    forge.move_branch(planned.branch, sha)
+    return sha, None
+
+
+def _pull_request(plan: WritePlan, forge: Forge) -> PullRequest:
+    assert plan.commit is not None and plan.pull_request is not None
+    wanted = plan.pull_request
+    existing = forge.find_open_pull_request(plan.commit.branch)
+    if existing is not None:
+        return forge.edit_pull_request(existing.number, title=wanted.title, body=wanted.body)
+    return forge.create_pull_request(head_branch=plan.commit.branch,
+                                     base_branch=plan.commit.base_branch, title=wanted.title,
+                                     body=wanted.body, draft=wanted.draft)
+

@@ -1,0 +1,192 @@
+"""The event that started the workflow, as a typed trigger: a pure function of the event's
+name and payload (the JSON in $GITHUB_EVENT_PATH) and the action's inputs.
+
+Everything in a payload written by a person (issue bodies, comments, titles) is untrusted
+data: it is carried here as text and only ever validated (the spec) or quoted (reports).
+Anything that is not for us becomes `Ignored` with a one-line reason, never an error:
+a workflow wired to more events than we handle must not turn red.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+RETRY_COMMAND = "/selfcorrect retry"
+# Our own comments carry this, so even a comment a person copied from ours never triggers.
+MARKER_PREFIX = "<!-- selfcorrect:"
+MAX_GUIDANCE_CHARS = 4000
+_PULL_REQUEST_ACTIONS = frozenset({"opened", "synchronize", "reopened", "edited"})
+
+
+class _Trigger(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    repository: str  # owner/name
+    actor: str  # who caused the event: the labeler, the commenter, the dispatcher
+
+
+class IssueLabeled(_Trigger):
+    kind: Literal["issue"] = "issue"
+    number: int
+    title: str
+    body: str
+
+
+class Dispatch(_Trigger):
+    kind: Literal["dispatch"] = "dispatch"
+    ref: str
+    tasks: str | None = None  # a glob from the dispatch form's `tasks` input, if any
+
+
+class RetryComment(_Trigger):
+    kind: Literal["retry"] = "retry"
+    number: int  # the issue or pull request commented on
+    on_pull_request: bool
+    comment_id: int
+    guidance: str
+
+
+class SpecsChanged(_Trigger):
+    kind: Literal["validate"] = "validate"
+    number: int
+    head_repository: str
+    head_sha: str
+
+    @property
+    def from_fork(self) -> bool:
+        return self.head_repository.lower() != self.repository.lower()
+
+
+class Ignored(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    kind: Literal["ignored"] = "ignored"
+    reason: str
+
+
+Trigger = IssueLabeled | Dispatch | RetryComment | SpecsChanged | Ignored
+
+
+def trigger_for(event_name: str, payload: Mapping[str, Any], *, trigger_label: str) -> Trigger:
+    handler = _HANDLERS.get(event_name)
+    if handler is None:
+        return Ignored(reason=f"the {event_name or 'unknown'} event is not one selfcorrect "
+                       "handles (issues, issue_comment, workflow_dispatch, pull_request)")
+    return handler(payload, trigger_label)
+
+
+def _issues(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
+    action = _text(payload, "action")
+    label = _text(payload.get("label"), "name")
+    if action != "labeled":
+        return Ignored(reason=f"issues/{action}: only adding the {trigger_label!r} label starts "
+                       "a run")
+    if label != trigger_label:
+        return Ignored(reason=f"the label {label!r} was added, not {trigger_label!r}")
+    issue = _mapping(payload, "issue")
+    if "pull_request" in issue:
+        return Ignored(reason="the label was added to a pull request, not an issue")
+    return IssueLabeled(repository=_repository(payload), actor=_sender(payload),
+                        number=_number(issue), title=_text(issue, "title"),
+                        body=_text(issue, "body"))
+
+
+def _dispatch(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
+    inputs = payload.get("inputs")
+    tasks = inputs.get("tasks") if isinstance(inputs, Mapping) else None
+    return Dispatch(repository=_repository(payload), actor=_sender(payload),
+                    ref=_text(payload, "ref"),
+                    tasks=tasks.strip() or None if isinstance(tasks, str) else None)
+
+
+def _issue_comment(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
+    if _text(payload, "action") != "created":
+        return Ignored(reason="only a new comment can ask for a retry (not an edit or a "
+                       "deletion)")
+    comment = _mapping(payload, "comment")
+    author = _mapping(comment, "user")
+    body = _text(comment, "body")
+    if _text(author, "type") == "Bot" or _text(author, "login").endswith("[bot]"):
+        return Ignored(reason="the comment is a bot's (selfcorrect never answers bots, itself "
+                       "included)")
+    if MARKER_PREFIX in body:
+        return Ignored(reason="the comment carries selfcorrect's own marker")
+    guidance = retry_guidance(body)
+    if guidance is None:
+        return Ignored(reason=f"the comment is not a {RETRY_COMMAND} command")
+    issue = _mapping(payload, "issue")
+    return RetryComment(repository=_repository(payload), actor=_text(author, "login"),
+                        number=_number(issue), on_pull_request="pull_request" in issue,
+                        comment_id=_int(comment, "id"), guidance=guidance)
+
+
+def _pull_request(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
+    action = _text(payload, "action")
+    if action not in _PULL_REQUEST_ACTIONS:
+        return Ignored(reason=f"pull_request/{action}: specs are checked when a pull request "
+                       "is opened, reopened or pushed to")
+    pull = _mapping(payload, "pull_request")
+    head = _mapping(pull, "head")
+    head_repo = head.get("repo")
+    return SpecsChanged(
+        repository=_repository(payload), actor=_sender(payload), number=_number(pull),
+        # A fork that was deleted leaves `repo: null`: it is certainly not ours.
+        head_repository=_text(head_repo, "full_name") or "(deleted fork)",
+        head_sha=_text(head, "sha"),
+    )
+
+
+_HANDLERS = {
+    "issues": _issues,
+    "workflow_dispatch": _dispatch,
+    "issue_comment": _issue_comment,
+    "pull_request": _pull_request,
+    # pull_request_target runs with a write token on a fork's PR: we validate only, and
+    # never check out or run the fork's code, so it is handled the same way.
+    "pull_request_target": _pull_request,
+}
+
+_COMMAND_LINE = re.compile(r"/selfcorrect[ \t]+retry\b[ \t]*(?P<rest>[^\n]*)")
+
+
+def retry_guidance(body: str) -> str | None:
+    """The guidance of a `/selfcorrect retry <guidance>` comment (lines after the command
+    included), or None when the comment does not start with the command. Quoted lines
+    (`> /selfcorrect retry`, a reply quoting someone) do not count."""
+    text = body.replace("\r\n", "\n").lstrip()
+    match = _COMMAND_LINE.match(text)
+    if match is None:
+        return None
+    rest = match.group("rest") + text[match.end():]
+    return rest.strip()[:MAX_GUIDANCE_CHARS]
+
+
+def _mapping(data: Any, key: str) -> Mapping[str, Any]:
+    value = data.get(key) if isinstance(data, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def _text(data: Any, key: str) -> str:
+    value = data.get(key) if isinstance(data, Mapping) else None
+    return value if isinstance(value, str) else ""
+
+
+def _int(data: Any, key: str) -> int:
+    value = data.get(key) if isinstance(data, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def _number(data: Mapping[str, Any]) -> int:
+    return _int(data, "number")
+
+
+def _repository(payload: Mapping[str, Any]) -> str:
+    return _text(_mapping(payload, "repository"), "full_name")
+
+
+def _sender(payload: Mapping[str, Any]) -> str:
+    return _text(_mapping(payload, "sender"), "login")

@@ -1,0 +1,152 @@
+"""The seam between selfcorrect and a code forge (GitHub): what the action reads and
+writes, as a small Protocol over plain records. `pygithub_forge.PyGithubForge` is the real
+one, against GitHub's REST API; PyGithub's exceptions never get past it.
+
+Writes are shaped so that retrying them is safe: commits are made from blobs and trees
+(content-addressed), a branch only moves forward from the commit we expect, and the
+callers look a pull request or comment up (by head branch, by hidden marker) before making
+one, so a request GitHub applied but answered with an error is not made twice.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from pydantic import BaseModel, ConfigDict
+
+from selfcorrect_action.errors import SelfcorrectError
+
+
+class ForgeError(SelfcorrectError):
+    """The forge refused or failed a request, after retries where retrying made sense."""
+
+    exit_code = 3
+
+    def __init__(self, message: str, *, status: int | None = None,
+                 hint: str | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.status = status
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Permission(_Record):
+    """What the collaborator-permission endpoint says of a user: `permission` is the legacy
+    level (admin, write, read, none; maintain reads as write, triage as read) and
+    `role_name` the precise role (admin, maintain, write, triage, read, or a custom one)."""
+
+    login: str
+    permission: str
+    role_name: str = ""
+
+
+class Issue(_Record):
+    number: int
+    title: str
+    body: str
+    author: str
+    is_pull_request: bool = False
+    labels: tuple[str, ...] = ()
+    html_url: str = ""
+
+
+class PullRequest(_Record):
+    number: int
+    title: str
+    body: str
+    head_branch: str
+    head_sha: str
+    head_repository: str  # owner/name of the head branch's repository
+    base_branch: str
+    html_url: str
+    draft: bool = False
+    state: str = "open"
+
+
+class Comment(_Record):
+    id: int
+    body: str
+    author: str
+    html_url: str = ""
+
+
+class Commit(_Record):
+    sha: str
+    message: str
+    author_login: str = ""  # empty when GitHub cannot tie the commit to an account
+
+
+class FileChange(_Record):
+    """A file to commit: UTF-8 text (scripts, tests, AUDIT.md, run.json)."""
+
+    path: str
+    content: str
+
+
+class Forge(Protocol):
+    """One repository on the forge, as the token sees it."""
+
+    @property
+    def repository(self) -> str:
+        """owner/name"""
+        ...
+
+    def default_branch(self) -> str: ...
+
+    def permission(self, login: str) -> Permission: ...
+
+    def issue(self, number: int) -> Issue: ...
+
+    def pull_request(self, number: int) -> PullRequest: ...
+
+    def pull_request_files(self, number: int) -> list[str]:
+        """Paths the pull request adds or changes (not removed ones)."""
+        ...
+
+    def find_comment(self, number: int, marker: str) -> Comment | None:
+        """The newest comment on issue/PR `number` whose body holds `marker`."""
+        ...
+
+    def create_comment(self, number: int, body: str) -> Comment: ...
+
+    def edit_comment(self, comment_id: int, body: str) -> Comment: ...
+
+    def ensure_label(self, name: str, *, color: str, description: str) -> None:
+        """The repository has this label afterwards (created if missing)."""
+        ...
+
+    def add_labels(self, number: int, names: list[str]) -> None: ...
+
+    def remove_label(self, number: int, name: str) -> None:
+        """Quietly nothing when the label is not on the issue."""
+        ...
+
+    def branch_head(self, branch: str) -> Commit | None:
+        """The commit the branch points at, None when there is no such branch."""
+        ...
+
+    def commit_files(self, parent_sha: str, files: list[FileChange], message: str) -> str:
+        """A new commit on top of `parent_sha` with `files` written (through the Git Data
+        API: blobs, a tree on the parent's tree, the commit). Moves no branch. Its sha."""
+        ...
+
+    def create_branch(self, branch: str, sha: str) -> None:
+        """A new branch at `sha`; ForgeError if it already exists."""
+        ...
+
+    def move_branch(self, branch: str, sha: str) -> None:
+        """Fast-forward `branch` to `sha`: never forced, so no commit on it is lost."""
+        ...
+
+    def find_open_pull_request(self, head_branch: str) -> PullRequest | None: ...
+
+    def create_pull_request(self, *, head_branch: str, base_branch: str, title: str,
+                            body: str, draft: bool) -> PullRequest: ...
+
+    def edit_pull_request(self, number: int, *, title: str, body: str) -> PullRequest: ...
+
+    def read_file(self, path: str, ref: str) -> str | None:
+        """A UTF-8 file's text at `ref`, None when it is not there."""
+        ...

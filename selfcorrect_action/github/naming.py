@@ -1,0 +1,57 @@
+"""Names the action gives things on GitHub: branches, hidden markers, labels. Pure."""
+
+from __future__ import annotations
+
+import re
+
+from selfcorrect_action.github.events import MARKER_PREFIX
+
+BRANCH_PREFIX = "selfcorrect/"
+LABEL_RUNNING = "selfcorrect:running"
+LABEL_PASSED = "selfcorrect:passed"
+LABEL_FAILED = "selfcorrect:failed"
+STATUS_LABELS = {
+    LABEL_RUNNING: ("fbca04", "selfcorrect is working on this"),
+    LABEL_PASSED: ("0e8a16", "selfcorrect found a script that passed every check"),
+    LABEL_FAILED: ("d93f0b", "selfcorrect did not find a passing script within budget"),
+}
+RUN_TRAILER = "Selfcorrect-Run"
+ORIGIN_TRAILER = "Selfcorrect-Origin"
+_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+
+
+def issue_branch(number: int) -> str:
+    return f"{BRANCH_PREFIX}issue-{number}"
+
+
+def task_branch(spec_path: str) -> str:
+    """`.selfcorrect/tasks/Sales Chart.yml` → `selfcorrect/task-sales-chart`: a valid ref
+    name whatever the file is called (no spaces, `..`, `~^:?*[`, or a trailing `.lock`)."""
+    stem = spec_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
+    slug = _UNSAFE.sub("-", stem).strip(".-")
+    slug = re.sub(r"\.{2,}", ".", slug).removesuffix(".lock") or "task"
+    return f"{BRANCH_PREFIX}task-{slug[:80]}"
+
+
+def is_ours(branch: str) -> bool:
+    return branch.startswith(BRANCH_PREFIX)
+
+
+def report_marker(key: str) -> str:
+    """Hidden in a run's live comment; `key` names the run (workflow run and attempt)."""
+    return f"{MARKER_PREFIX}report {key} -->"
+
+
+def origin_marker(origin: str) -> str:
+    """Hidden in the PR body: what a `/selfcorrect retry` on the PR re-runs."""
+    return f"{MARKER_PREFIX}origin {origin} -->"
+
+
+VALIDATE_MARKER = f"{MARKER_PREFIX}validate -->"
+_ORIGIN = re.compile(re.escape(MARKER_PREFIX) + r"origin (?P<origin>[^\n>]{1,300}) -->")
+
+
+def origin_in(body: str) -> str | None:
+    """The origin a PR body records (`issue 12` or `spec .selfcorrect/tasks/x.yml`)."""
+    match = _ORIGIN.search(body or "")
+    return match.group("origin").strip() if match else None

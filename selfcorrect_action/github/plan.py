@@ -1,0 +1,110 @@
+"""Every write the action makes, computed as data from a finished run before anything is
+written: the commit (branch, files, message), the pull request, the final comment and the
+labels. apply.py carries a plan out; a workflow can also save the plan in a job with
+read-only permissions and apply it in a later job that may write (the hardened recipe).
+
+Pure: the caller renders the reports and passes their text in.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from selfcorrect_action.github.forge import FileChange
+from selfcorrect_action.github.naming import (
+    BRANCH_PREFIX,
+    LABEL_FAILED,
+    LABEL_PASSED,
+    LABEL_RUNNING,
+    is_ours,
+)
+
+PLAN_FORMAT: Literal["selfcorrect.write-plan"] = "selfcorrect.write-plan"
+PLAN_VERSION = 1
+RUNS_DIR = ".selfcorrect/runs"
+# Replaced by the pull request's link when the plan is applied (its URL is not known before).
+PR_LINK_SLOT = "<!-- selfcorrect:pr-link -->"
+# Paths a plan may never write, whoever made it: workflows (a token that can push there can
+# take over CI) and git's own folder.
+_FORBIDDEN_TOP = (".github", ".git")
+
+
+class _Record(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class PlannedCommit(_Record):
+    branch: str
+    base_branch: str
+    message: str
+    files: list[FileChange] = Field(min_length=1)
+
+    @field_validator("branch")
+    @classmethod
+    def _our_branch(cls, value: str) -> str:
+        if not is_ours(value) or ".." in value or value.endswith("/"):
+            raise ValueError(f"the action only writes branches under {BRANCH_PREFIX}")
+        return value
+
+    @field_validator("files")
+    @classmethod
+    def _safe_paths(cls, files: list[FileChange]) -> list[FileChange]:
+        for change in files:
+            problem = path_problem(change.path)
+            if problem:
+                raise ValueError(f"{change.path}: {problem}")
+        return files
+
+
+class PlannedPullRequest(_Record):
+    title: str = Field(min_length=1, max_length=256)
+    body: str = Field(max_length=65_536)
+    draft: bool = False
+
+
+class PlannedComment(_Record):
+    number: int
+    marker: str
+    body: str = Field(max_length=65_536)
+
+
+class PlannedLabels(_Record):
+    number: int
+    add: list[str] = Field(default_factory=list)
+    remove: list[str] = Field(default_factory=list)
+
+
+class WritePlan(_Record):
+    format: Literal["selfcorrect.write-plan"] = PLAN_FORMAT
+    version: int = PLAN_VERSION
+    repository: str
+    task: str  # what the run was for, e.g. "issue #12" or ".selfcorrect/tasks/x.yml"
+    status: str
+    commit: PlannedCommit | None = None
+    pull_request: PlannedPullRequest | None = None
+    comment: PlannedComment | None = None
+    labels: PlannedLabels | None = None
+
+
+def path_problem(path: str) -> str | None:
+    pure = PurePosixPath(path)
+    if pure.is_absolute() or not pure.parts or ".." in pure.parts or "\\" in path:
+        return "must be a relative path inside the repository"
+    if pure.parts[0].casefold() in _FORBIDDEN_TOP:
+        return "the action never writes under .github/ or .git/"
+    return None
+
+
+def run_files(run_id: str, *, audit_md: str, run_json: str) -> list[FileChange]:
+    folder = f"{RUNS_DIR}/{run_id}"
+    return [FileChange(path=f"{folder}/AUDIT.md", content=audit_md),
+            FileChange(path=f"{folder}/run.json", content=run_json)]
+
+
+def status_labels(number: int, *, passed: bool) -> PlannedLabels:
+    done = LABEL_PASSED if passed else LABEL_FAILED
+    other = LABEL_FAILED if passed else LABEL_PASSED
+    return PlannedLabels(number=number, add=[done], remove=[LABEL_RUNNING, other])

@@ -1,0 +1,417 @@
+"""The Forge over GitHub's REST API, through PyGithub: the one module that imports it.
+
+Every request runs inside `Retrier.call` (github_retry.py), which retries what is worth
+retrying and turns every PyGithub, requests and urllib3 exception into a ForgeError. The
+client is lazy (objects made from a url make no request until an attribute is read) and each
+call reads what it needs into a plain record inside that wrapper, so no request happens
+outside it and no PyGithub object leaves this module.
+
+Writes are safe to retry: content-addressed git objects are simply sent again; a comment or
+a pull request GitHub may have made before failing is looked up before it is made again; a
+branch is created or moved only to the commit asked for and, when it is already there,
+that is success.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import math
+import random
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, TypeVar
+from urllib.parse import quote
+
+from github import Auth, Github
+from github.GitCommit import GitCommit
+from github.GithubException import GithubException
+from github.InputGitTreeElement import InputGitTreeElement
+from github.IssueComment import IssueComment
+from github.NamedUser import NamedUser
+from github.Organization import Organization
+from github.PullRequest import PullRequest as GithubPull
+from github.Repository import Repository
+
+from selfcorrect_action.github.forge import (
+    Comment,
+    Commit,
+    FileChange,
+    ForgeError,
+    Issue,
+    Permission,
+    PullRequest,
+)
+from selfcorrect_action.github.github_retry import Retrier, mentions
+
+T = TypeVar("T")
+
+DEFAULT_API_URL = "https://api.github.com"
+FILE_MODE = "100644"  # a regular, non-executable file: what every FileChange is
+PER_PAGE = 100  # GitHub's maximum: the fewest requests for comment and file lists
+
+
+class PyGithubForge:
+    """One GitHub repository, as `token` sees it. Constructing makes no request.
+
+    `sleep` and `clock` are injectable so tests do not wait; `jitter` gives the fraction
+    (0 to 1) of each backoff step to wait. `timeout_s` is per request; PyGithub takes whole
+    seconds only, so it is rounded up.
+    """
+
+    def __init__(self, repository: str, *, token: str, api_url: str = DEFAULT_API_URL,
+                 sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time,
+                 jitter: Callable[[], float] = random.random,
+                 max_wait_s: float = 120.0, timeout_s: float = 30.0) -> None:
+        owner, slash, name = repository.partition("/")
+        if not owner or not slash or not name or "/" in name:
+            raise ForgeError(f"{repository!r} is not a repository of the form owner/name",
+                             hint="GITHUB_REPOSITORY names it as owner/name, e.g. "
+                             "octo-org/hello-world")
+        if not token.strip():
+            raise ForgeError("no GitHub token was given",
+                             hint="the action's github-token input (by default "
+                             "${{ github.token }}) must not be empty")
+        self._name = repository
+        self._owner = owner
+        api = api_url.rstrip("/")
+        self._retrier = Retrier(repository=repository, api_url=api, secrets=[token],
+                                sleep=sleep, clock=clock, jitter=jitter,
+                                max_wait_s=max_wait_s)
+        self._github = Github(
+            auth=Auth.Token(token), base_url=api, timeout=max(1, math.ceil(timeout_s)),
+            per_page=PER_PAGE, user_agent="selfcorrect", lazy=True,
+            # Our Retrier retries; PyGithub's would replay POSTs. No throttling sleeps:
+            # they would be real sleeps that tests cannot see.
+            retry=None, seconds_between_requests=None, seconds_between_writes=None)
+        self._repo = self._github.get_repo(repository)  # lazy: no request yet
+        self._repo_seen = False
+
+    @property
+    def repository(self) -> str:
+        return self._name
+
+    def close(self) -> None:
+        """Release the connection pool."""
+        self._github.close()
+
+    # -- reads -------------------------------------------------------------------------------
+
+    def default_branch(self) -> str:
+        return self._call(f"reading {self._name}", lambda: self._repository().default_branch)
+
+    def permission(self, login: str) -> Permission:
+        def fetch() -> Permission:
+            repo = self._repository()
+            url = f"{repo.url}/collaborators/{quote(login, safe='')}/permission"
+            try:
+                # One request for both fields: PyGithub's two helpers make one each.
+                _, data = repo.requester.requestJsonAndCheck("GET", url)
+            except GithubException as exc:
+                if exc.status == 404:  # no such user (the repository was found above)
+                    return Permission(login=login, permission="none")
+                raise
+            return _permission(login, data)
+
+        return self._call(f"reading {login}'s permission on {self._name}", fetch)
+
+    def issue(self, number: int) -> Issue:
+        def fetch() -> Issue:
+            found = self._repository().get_issue(number)
+            return Issue(number=found.number, title=found.title, body=found.body or "",
+                         author=_login(found.user),
+                         is_pull_request=found.pull_request is not None,
+                         labels=tuple(label.name for label in found.labels),
+                         html_url=found.html_url or "")
+
+        return self._call(f"reading issue #{number}", fetch)
+
+    def pull_request(self, number: int) -> PullRequest:
+        return self._call(f"reading pull request #{number}",
+                          lambda: _pull(self._repository().get_pull(number)))
+
+    def pull_request_files(self, number: int) -> list[str]:
+        def fetch() -> list[str]:
+            files = self._repository().get_pull(number).get_files()
+            return [f.filename for f in files if f.status != "removed"]
+
+        return self._call(f"listing the files of pull request #{number}", fetch)
+
+    def find_comment(self, number: int, marker: str) -> Comment | None:
+        return self._call(f"looking through the comments on #{number}",
+                          lambda: self._newest_comment(number, lambda c: marker in (c.body or "")))
+
+    def branch_head(self, branch: str) -> Commit | None:
+        def fetch() -> Commit | None:
+            try:
+                head = self._repository().get_branch(branch).commit
+            except GithubException as exc:
+                if exc.status == 404:
+                    return None
+                raise
+            return Commit(sha=head.sha, message=head.commit.message,
+                          author_login=_login(head.author))
+
+        return self._call(f"reading the branch {branch}", fetch)
+
+    def find_open_pull_request(self, head_branch: str) -> PullRequest | None:
+        return self._call(f"looking for an open pull request from {head_branch}",
+                          lambda: self._open_pull(head_branch))
+
+    def read_file(self, path: str, ref: str) -> str | None:
+        return self._call(f"reading {path} at {ref}", lambda: self._file_text(path, ref))
+
+    # -- writes ------------------------------------------------------------------------------
+
+    def create_comment(self, number: int, body: str) -> Comment:
+        def create() -> Comment:
+            return _comment(self._repository().get_issue(number).create_comment(body))
+
+        def already_made() -> Comment | None:
+            # Callers put a unique hidden marker in the body, so an equal body is ours.
+            return self._newest_comment(number, lambda c: _same_text(c.body, body))
+
+        return self._call(f"commenting on #{number}", create, reconcile=already_made)
+
+    def edit_comment(self, comment_id: int, body: str) -> Comment:
+        def edit() -> Comment:
+            repo = self._repository()
+            # PyGithub reaches a comment only through its issue, whose number we lack.
+            headers, data = repo.requester.requestJsonAndCheck(
+                "PATCH", f"{repo.url}/issues/comments/{comment_id}", input={"body": body})
+            return _comment(IssueComment(repo.requester, headers, data, completed=True))
+
+        return self._call(f"editing comment {comment_id}", edit)
+
+    def ensure_label(self, name: str, *, color: str, description: str) -> None:
+        def ensure() -> bool:
+            repo = self._repository()
+            try:
+                repo.get_label(name).complete()  # lazy: complete() is the GET
+                return True
+            except GithubException as exc:
+                if exc.status != 404:
+                    raise
+            try:
+                repo.create_label(name, color.removeprefix("#"), description)
+            except GithubException as exc:
+                if not mentions(exc, 422, "already_exists"):  # made meanwhile: fine
+                    raise
+            return True
+
+        self._call(f"making sure the label {name!r} exists", ensure)
+
+    def add_labels(self, number: int, names: list[str]) -> None:
+        if names:
+            self._call(f"labelling #{number} {', '.join(names)}",
+                       lambda: self._repository().get_issue(number).add_to_labels(*names))
+
+    def remove_label(self, number: int, name: str) -> None:
+        def remove() -> None:
+            repo = self._repository()
+            # Not Issue.remove_from_labels: it leaves a "/" in the name unquoted.
+            url = f"{repo.url}/issues/{number}/labels/{quote(name, safe='')}"
+            try:
+                repo.requester.requestJsonAndCheck("DELETE", url)
+            except GithubException as exc:
+                if exc.status != 404:  # not on the issue, or no such label: nothing to do
+                    raise
+
+        self._call(f"removing the label {name!r} from #{number}", remove)
+
+    def commit_files(self, parent_sha: str, files: list[FileChange], message: str) -> str:
+        # Blobs, then a tree on the parent's tree, then the commit: each step is retried on
+        # its own, and all are content-addressed, so sending one again makes nothing new.
+        parent: GitCommit = self._call(f"reading the commit {parent_sha[:7]}",
+                                       lambda: self._repository().get_git_commit(parent_sha))
+        blob_shas: dict[str, str] = {}
+        for change in files:
+            if change.content not in blob_shas:
+                blob_shas[change.content] = self._call(
+                    f"uploading {change.path}", functools.partial(self._blob, change.content))
+        elements = [InputGitTreeElement(change.path, FILE_MODE, "blob",
+                                        sha=blob_shas[change.content]) for change in files]
+        tree = self._call(f"writing the tree of {len(files)} file(s) on {parent_sha[:7]}",
+                          lambda: self._repository().create_git_tree(elements, parent.tree))
+        return self._call(f"writing the commit on {parent_sha[:7]}",
+                          lambda: self._repository().create_git_commit(message, tree,
+                                                                       [parent]).sha)
+
+    def create_branch(self, branch: str, sha: str) -> None:
+        doing = f"creating the branch {branch} at {sha[:7]}"
+
+        def create() -> str:
+            try:
+                return self._repository().create_git_ref(f"refs/heads/{branch}", sha).object.sha
+            except GithubException as exc:
+                if not mentions(exc, 422, "reference already exists"):
+                    raise
+                current = self._ref_sha(branch)
+                if current == sha:  # made by an attempt that failed, or by a twin run
+                    return sha
+                raise self._retrier.translate(
+                    doing, exc, hint=f"{branch} already exists at {(current or '?')[:7]}: "
+                    "another run or a person made it; it was left as it is") from exc
+
+        def already_made() -> str | None:
+            return sha if self._ref_sha(branch) == sha else None
+
+        self._call(doing, create, reconcile=already_made)
+
+    def move_branch(self, branch: str, sha: str) -> None:
+        doing = f"moving the branch {branch} to {sha[:7]}"
+
+        def move() -> None:
+            ref = self._repository().get_git_ref(f"heads/{branch}")
+            try:
+                current = ref.object.sha  # the GET; it also completes ref.url for the PATCH
+            except GithubException as exc:
+                if exc.status == 404:
+                    raise self._retrier.translate(
+                        doing, exc, hint=f"there is no branch {branch} to move") from exc
+                raise
+            if current == sha:  # an attempt that failed after GitHub applied it
+                return
+            try:
+                ref.edit(sha, force=False)  # never forced: a commit pushed meanwhile stays
+            except GithubException as exc:
+                if mentions(exc, 422, "fast forward"):
+                    raise self._retrier.forge_error(
+                        f"{doing} failed: a commit was pushed to {branch} meanwhile "
+                        f"(GitHub: the update is not a fast forward)", status=422,
+                        hint=f"{branch} was left as it is, with that commit on it; re-run "
+                        "to build on top of it") from exc
+                raise
+
+        self._call(doing, move)
+
+    def create_pull_request(self, *, head_branch: str, base_branch: str, title: str,
+                            body: str, draft: bool) -> PullRequest:
+        def create() -> PullRequest:
+            try:
+                return _pull(self._repository().create_pull(
+                    base=base_branch, head=head_branch, title=title, body=body, draft=draft))
+            except GithubException as exc:
+                if mentions(exc, 422, "a pull request already exists"):
+                    existing = self._open_pull(head_branch)
+                    if existing is not None:
+                        return existing
+                raise
+
+        return self._call(f"creating the pull request for {head_branch}", create,
+                          reconcile=lambda: self._open_pull(head_branch))
+
+    def edit_pull_request(self, number: int, *, title: str, body: str) -> PullRequest:
+        def edit() -> PullRequest:
+            pull = self._repository().get_pull(number)
+            pull.edit(title=title, body=body)  # fills the object from GitHub's answer
+            return _pull(pull)
+
+        return self._call(f"editing pull request #{number}", edit)
+
+    # -- helpers (each runs inside a caller's _call) -----------------------------------------
+
+    def _call(self, doing: str, action: Callable[[], T], *,
+              reconcile: Callable[[], T | None] | None = None) -> T:
+        return self._retrier.call(doing, action, reconcile=reconcile)
+
+    def _repository(self) -> Repository:
+        """The repository, fetched on first use: its 404 is the one that means a wrong
+        GITHUB_REPOSITORY (or a token that cannot see it), which no later 404 can tell."""
+        if not self._repo_seen:
+            try:
+                self._repo.complete()
+            except GithubException as exc:
+                if exc.status == 404:
+                    raise self._retrier.translate(
+                        f"opening the repository {self._name}", exc,
+                        hint=f"check GITHUB_REPOSITORY ({self._name}) and that the token can "
+                        "see the repository (a private one needs a token with access)"
+                    ) from exc
+                raise
+            self._repo_seen = True
+        return self._repo
+
+    def _newest_comment(self, number: int, wanted: Callable[[IssueComment], bool]
+                        ) -> Comment | None:
+        """Reads every page: a long thread keeps our comment anywhere in it."""
+        comments = self._repository().get_issue(number).get_comments()
+        matches = [c for c in comments if wanted(c)]
+        return _comment(max(matches, key=lambda c: c.id)) if matches else None
+
+    def _open_pull(self, head_branch: str) -> PullRequest | None:
+        pulls = self._repository().get_pulls(state="open", head=f"{self._owner}:{head_branch}")
+        for pull in pulls:
+            return _pull(pull)
+        return None
+
+    def _ref_sha(self, branch: str) -> str | None:
+        try:
+            return self._repository().get_git_ref(f"heads/{branch}").object.sha
+        except GithubException as exc:
+            if exc.status == 404:
+                return None
+            raise
+
+    def _blob(self, text: str) -> str:
+        return self._repository().create_git_blob(text, "utf-8").sha
+
+    def _file_text(self, path: str, ref: str) -> str | None:
+        repo = self._repository()
+        try:
+            found = repo.get_contents(path, ref=ref)
+        except GithubException as exc:
+            if exc.status == 404:  # no such path, or no such ref
+                return None
+            raise
+        if isinstance(found, list) or found.type != "file":
+            return None  # a directory, symlink or submodule is not a file's text
+        if found.encoding == "base64":
+            data = found.decoded_content
+        else:  # over 1 MB the contents API leaves the content out: the blob has it
+            data = base64.b64decode(repo.get_git_blob(found.sha).content)
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise self._retrier.forge_error(
+                f"reading {path} at {ref} failed: it is not UTF-8 text",
+                hint="only text files are read back") from exc
+
+
+def _same_text(stored: str | None, sent: str) -> bool:
+    """Whether a body GitHub stored is the one we sent, line endings and outer whitespace
+    aside (what a form or a proxy may change)."""
+    def norm(text: str) -> str:
+        return text.replace("\r\n", "\n").strip()
+
+    return norm(stored or "") == norm(sent)
+
+
+def _login(user: NamedUser | Organization | None) -> str:
+    """A login, or "" when GitHub has no account to show (a deleted user, an unlinked
+    commit email)."""
+    return user.login if user is not None else ""
+
+
+def _comment(comment: IssueComment) -> Comment:
+    return Comment(id=comment.id, body=comment.body or "", author=_login(comment.user),
+                   html_url=comment.html_url or "")
+
+
+def _pull(pull: GithubPull) -> PullRequest:
+    head_repo: Repository | None = pull.head.repo  # None once a fork is deleted
+    return PullRequest(number=pull.number, title=pull.title, body=pull.body or "",
+                       head_branch=pull.head.ref, head_sha=pull.head.sha,
+                       head_repository=head_repo.full_name if head_repo is not None else "",
+                       base_branch=pull.base.ref, html_url=pull.html_url or "",
+                       draft=bool(pull.draft), state=pull.state)
+
+
+def _permission(login: str, data: Any) -> Permission:
+    body: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
+    user = body.get("user")
+    shown = user.get("login") if isinstance(user, Mapping) else None
+    return Permission(login=str(shown or login), permission=str(body.get("permission") or
+                                                               "none"),
+                      role_name=str(body.get("role_name") or ""))

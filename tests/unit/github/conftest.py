@@ -1,0 +1,1 @@
+from tests.fakes.github_server import fake_github  # noqa: F401

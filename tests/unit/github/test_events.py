@@ -1,0 +1,131 @@
+"""Events to triggers: a pure function of payloads shaped like GitHub's."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from selfcorrect_action.github.events import (
+    Dispatch,
+    Ignored,
+    IssueLabeled,
+    RetryComment,
+    SpecsChanged,
+    retry_guidance,
+    trigger_for,
+)
+
+REPO = {"full_name": "octo-org/hello", "name": "hello", "owner": {"login": "octo-org"}}
+
+
+def user(login: str, kind: str = "User") -> dict[str, Any]:
+    return {"login": login, "id": 1, "type": kind}
+
+
+def labeled(label: str = "selfcorrect", **issue: Any) -> dict[str, Any]:
+    return {"action": "labeled", "label": {"name": label, "color": "fff"},
+            "issue": {"number": 12, "title": "Chart", "body": "prompt: x", "user": user("ann"),
+                      **issue},
+            "repository": REPO, "sender": user("maria")}
+
+
+def comment(body: str, *, author: dict[str, Any] | None = None, on_pr: bool = True,
+            action: str = "created") -> dict[str, Any]:
+    issue: dict[str, Any] = {"number": 7, "title": "t", "body": "", "user": user("ann")}
+    if on_pr:
+        issue["pull_request"] = {"url": "https://api.github.com/repos/octo-org/hello/pulls/7"}
+    return {"action": action, "issue": issue, "repository": REPO,
+            "comment": {"id": 99, "body": body, "user": author or user("maria")},
+            "sender": author or user("maria")}
+
+
+def test_the_trigger_label_starts_an_issue_run() -> None:
+    trigger = trigger_for("issues", labeled(), trigger_label="selfcorrect")
+    assert trigger == IssueLabeled(repository="octo-org/hello", actor="maria", number=12,
+                                   title="Chart", body="prompt: x")
+
+
+def test_the_labeler_not_the_author_is_the_actor() -> None:
+    trigger = trigger_for("issues", labeled(), trigger_label="selfcorrect")
+    assert isinstance(trigger, IssueLabeled) and trigger.actor == "maria"
+
+
+@pytest.mark.parametrize(("payload", "why"), [
+    (labeled("bug"), "the label 'bug' was added"),
+    ({**labeled(), "action": "opened"}, "only adding"),
+    (labeled(pull_request={"url": "x"}), "pull request, not an issue"),
+])
+def test_other_issue_events_are_ignored(payload: dict[str, Any], why: str) -> None:
+    trigger = trigger_for("issues", payload, trigger_label="selfcorrect")
+    assert isinstance(trigger, Ignored) and why in trigger.reason
+
+
+def test_a_null_body_is_an_empty_body() -> None:
+    trigger = trigger_for("issues", labeled(body=None), trigger_label="selfcorrect")
+    assert isinstance(trigger, IssueLabeled) and trigger.body == ""
+
+
+def test_a_retry_comment_carries_its_guidance() -> None:
+    trigger = trigger_for("issue_comment", comment("/selfcorrect retry use a log scale\n"
+                                                   "and label the axes"),
+                          trigger_label="selfcorrect")
+    assert isinstance(trigger, RetryComment)
+    assert trigger.guidance == "use a log scale\nand label the axes"
+    assert (trigger.number, trigger.on_pull_request, trigger.comment_id) == (7, True, 99)
+
+
+@pytest.mark.parametrize(("payload", "why"), [
+    (comment("/selfcorrect retry", author=user("github-actions[bot]", "Bot")), "bot"),
+    (comment("/selfcorrect retry", author=user("renovate[bot]", "User")), "bot"),
+    (comment("<!-- selfcorrect:report x -->\n/selfcorrect retry"), "marker"),
+    (comment("please /selfcorrect retry"), "not a /selfcorrect retry"),
+    (comment("> /selfcorrect retry\nno"), "not a /selfcorrect retry"),
+    (comment("/selfcorrect retry", action="edited"), "only a new comment"),
+])
+def test_comments_that_must_not_start_a_run(payload: dict[str, Any], why: str) -> None:
+    trigger = trigger_for("issue_comment", payload, trigger_label="selfcorrect")
+    assert isinstance(trigger, Ignored) and why in trigger.reason
+
+
+def test_guidance_is_bounded_and_crlf_is_read() -> None:
+    assert retry_guidance("/selfcorrect retry\r\nfix it\r\n") == "fix it"
+    assert retry_guidance("/selfcorrect retry") == ""
+    assert retry_guidance("/selfcorrect  retry   x") == "x"
+    assert retry_guidance("/selfcorrect retryx") is None
+    assert len(retry_guidance("/selfcorrect retry " + "a" * 10_000) or "") == 4000
+
+
+def test_dispatch_takes_the_forms_tasks_input() -> None:
+    payload = {"ref": "refs/heads/main", "inputs": {"tasks": " specs/*.yml "},
+               "repository": REPO, "sender": user("maria")}
+    assert trigger_for("workflow_dispatch", payload, trigger_label="x") == Dispatch(
+        repository="octo-org/hello", actor="maria", ref="refs/heads/main", tasks="specs/*.yml")
+    no_inputs = {**payload, "inputs": None}
+    trigger = trigger_for("workflow_dispatch", no_inputs, trigger_label="x")
+    assert isinstance(trigger, Dispatch) and trigger.tasks is None
+
+
+def test_a_pull_request_from_a_fork_is_recognised() -> None:
+    payload = {"action": "synchronize", "number": 5, "repository": REPO,
+               "sender": user("outsider"),
+               "pull_request": {"number": 5, "head": {"sha": "abc", "ref": "x",
+                                                      "repo": {"full_name": "outsider/hello"}}}}
+    trigger = trigger_for("pull_request", payload, trigger_label="x")
+    assert isinstance(trigger, SpecsChanged) and trigger.from_fork
+    payload["pull_request"]["head"]["repo"] = None  # the fork was deleted
+    trigger = trigger_for("pull_request", payload, trigger_label="x")
+    assert isinstance(trigger, SpecsChanged) and trigger.from_fork
+
+
+def test_closed_pull_requests_and_unknown_events_are_ignored() -> None:
+    closed = {"action": "closed", "repository": REPO, "pull_request": {"number": 1}}
+    assert isinstance(trigger_for("pull_request", closed, trigger_label="x"), Ignored)
+    unknown = trigger_for("push", {}, trigger_label="x")
+    assert isinstance(unknown, Ignored) and "push" in unknown.reason
+
+
+def test_garbage_payloads_do_not_crash() -> None:
+    for name in ("issues", "issue_comment", "pull_request", "workflow_dispatch"):
+        for payload in ({}, {"issue": "x", "comment": 3, "label": []}, {"action": None}):
+            trigger_for(name, payload, trigger_label="selfcorrect")

@@ -1,0 +1,48 @@
+"""Write plans: what they may write, whoever made them."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from selfcorrect_action.github.forge import FileChange
+from selfcorrect_action.github.plan import (
+    PlannedCommit,
+    WritePlan,
+    path_problem,
+    run_files,
+    status_labels,
+)
+
+
+def commit(branch: str = "selfcorrect/issue-1", path: str = "scripts/a.py") -> PlannedCommit:
+    return PlannedCommit(branch=branch, base_branch="main", message="m",
+                         files=[FileChange(path=path, content="x")])
+
+
+@pytest.mark.parametrize("path", [".github/workflows/ci.yml", ".GitHub/x", ".git/config",
+                                  "/etc/passwd", "a/../../b", "a\\b"])
+def test_a_plan_never_writes_workflows_git_or_outside(path: str) -> None:
+    assert path_problem(path)
+    with pytest.raises(ValidationError):
+        commit(path=path)
+
+
+@pytest.mark.parametrize("branch", ["main", "feature/x", "selfcorrect/../main", "selfcorrect/"])
+def test_a_plan_only_writes_its_own_branches(branch: str) -> None:
+    with pytest.raises(ValidationError, match="only writes branches under selfcorrect/"):
+        commit(branch=branch)
+
+
+def test_a_plan_round_trips_through_json() -> None:
+    plan = WritePlan(repository="o/r", task="issue #1", status="passed", commit=commit(),
+                     labels=status_labels(1, passed=True))
+    assert WritePlan.model_validate_json(plan.model_dump_json()) == plan
+    assert plan.labels is not None and plan.labels.add == ["selfcorrect:passed"]
+    assert "selfcorrect:running" in plan.labels.remove
+
+
+def test_run_files_go_under_the_run_id() -> None:
+    files = run_files("abc123", audit_md="# a", run_json="{}")
+    assert [f.path for f in files] == [".selfcorrect/runs/abc123/AUDIT.md",
+                                       ".selfcorrect/runs/abc123/run.json"]
