@@ -14,10 +14,28 @@ Wire format (all on the container's stdin/stdout, no TTY):
             plain ustar stream of the artifacts until EOF
 
 Its start-up is on the critical path of a cold execution, and under gVisor every stdlib
-module imported costs file-system round trips: so it imports only built-in modules and the C
-half of json (no json, subprocess, ctypes, contextlib, tarfile, hashlib or io), and the
-script is started with posix_spawn. With the font cache seeded here instead of in a site
-hook of every interpreter, a cold execution under runsc got about 130 ms faster.
+module imported costs file-system round trips: so at import it loads only built-in modules
+and the C halves of json and signal (no json, signal, subprocess, contextlib, tarfile,
+hashlib or io), and the script is started with posix_spawn. With the font cache seeded
+here instead of in a site hook of every interpreter, a cold execution under runsc got about
+130 ms faster.
+
+Before it reads the request it installs a seccomp filter of its own on itself, which every
+process it starts inherits (across fork and exec, irremovably): EPERM for unshare, setns,
+clone() with a namespace flag, mount, umount2, pivot_root and the new mount API, the key
+syscalls, bpf and ptrace; ENOSYS for clone3, whose flags a filter cannot read (glibc then
+falls back to clone()); EPERM for any other arch or ABI (i386 through int 0x80, x32).
+Under runc Docker's default profile refuses most of these already (not ptrace, clone()
+with CLONE_NEWTIME, nor i386 syscalls); gVisor applies no profile to the script, and there
+unshare granted a user namespace whose emulated capabilities (mount, ...) widened what the
+script could ask of gVisor's kernel. The filter is installed here, not in a wrapper around
+the script: the runner never needs those calls itself (it reads, writes, waits, kills and
+spawns), and a wrapper would cost an exec. And before the request, not right before the
+spawn: the program is built with _struct, but installing it needs ctypes, the one import
+that is not built in (10 to 15 ms under gVisor, 2 ms under runc), which a pooled container
+thus pays while it waits; importing _signal instead of signal saves as much. If the filter
+cannot be installed the script is not started: the runner exits before STARTED with the
+reason on stderr, which the client reports as a sandbox failure.
 
 We run as PID 1 (no docker-init): a dumpable init running as the script's uid could be
 ptraced and taken over by the script, while PID 1 cannot be killed from inside (under runc).
@@ -33,9 +51,11 @@ is detected as tampering instead of being read as a result. As PID 1 we reap eve
 from __future__ import annotations
 
 import _json
+import _signal as signal  # signal.py would import enum, functools, collections: 12 ms in gVisor
+import _struct
+import errno
 import os
 import select
-import signal
 import sys
 import time
 
@@ -57,6 +77,44 @@ RESTORED_SIGNALS = (signal.SIGPIPE, signal.SIGXFSZ)
 # to flush before everything left is killed.
 DRAIN_GRACE_S = 0.05
 
+# The syscall filter (see the module docstring). seccomp_data: int nr, u32 arch, u64 ip,
+# u64 args[6]; both supported arches are little-endian, so an argument's low half is first.
+SECCOMP_NR, SECCOMP_ARCH, SECCOMP_ARG0_LOW = 0, 4, 16
+AUDIT_ARCH_X86_64 = 0xC000003E
+AUDIT_ARCH_AARCH64 = 0xC00000B7
+# x32 shares x86_64's arch value and marks its numbers with this bit: another table of
+# syscalls that the lists below do not name.
+X32_SYSCALL_BIT = 0x40000000
+# From 424 on the kernel numbers new syscalls alike on every arch.
+_NEW_MOUNT_API = {"open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
+                  "fsmount": 432, "fspick": 433, "mount_setattr": 442}
+# io_uring: a second way into the kernel that seccomp cannot see into (its operations run
+# without syscalls); no script needs it, and it has been a rich source of kernel bugs.
+_IO_URING = {"io_uring_setup": 425, "io_uring_enter": 426, "io_uring_register": 427}
+REFUSED_SYSCALLS = {
+    AUDIT_ARCH_X86_64: {"ptrace": 101, "pivot_root": 155, "mount": 165, "umount2": 166,
+                        "add_key": 248, "request_key": 249, "keyctl": 250, "unshare": 272,
+                        "setns": 308, "bpf": 321, "perf_event_open": 298,
+                        "process_vm_readv": 310, "process_vm_writev": 311, "userfaultfd": 323,
+                        **_NEW_MOUNT_API, **_IO_URING},
+    AUDIT_ARCH_AARCH64: {"umount2": 39, "mount": 40, "pivot_root": 41, "unshare": 97,
+                         "ptrace": 117, "add_key": 217, "request_key": 218, "keyctl": 219,
+                         "setns": 268, "bpf": 280, "perf_event_open": 241,
+                         "process_vm_readv": 270, "process_vm_writev": 271, "userfaultfd": 282,
+                         **_NEW_MOUNT_API, **_IO_URING},
+}
+CLONE_SYSCALL = {AUDIT_ARCH_X86_64: 56, AUDIT_ARCH_AARCH64: 220}
+CLONE3_SYSCALL = 435
+# CLONE_NEWTIME (0x80) lies in clone()'s exit-signal byte, where it would name signal 128 or
+# above, which no caller uses: refusing it costs nothing. The kernel reads only the low 32
+# bits of clone()'s flags, so the high half need not be checked.
+CLONE_NAMESPACE_FLAGS = (0x00000080 | 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000
+                         | 0x10000000 | 0x20000000 | 0x40000000)
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+BPF_LD_W_ABS, BPF_JEQ_K, BPF_JSET_K, BPF_RET_K = 0x20, 0x15, 0x45, 0x06
+PR_SET_SECCOMP, SECCOMP_MODE_FILTER, PR_SET_NO_NEW_PRIVS = 22, 2, 38
+
 
 def main() -> int:
     _survive_signals()
@@ -64,11 +122,16 @@ def main() -> int:
     idle_timeout = float(sys.argv[1]) if len(sys.argv) > 1 else 600.0
     stdin = sys.stdin.buffer
     stdout = sys.stdout.buffer
-    # While a pooled container waits for its request, so no execution waits for this.
+    # While a pooled container waits for its request, so no execution waits for these.
     _seed_font_cache(os.environ.get("MPLCONFIGDIR"))
+    filter_problem = _install_syscall_filter(syscall_filter())
     header, payload = _read_request(stdin, idle_timeout)
     if header is None:
         return 0
+    if filter_problem is not None:
+        # Before STARTED, on stderr: the client reports that the sandbox did not start the
+        # script, quoting this. A script must never run without the filter.
+        raise SystemExit(f"runner: {filter_problem}; the script was not started")
     inputs = _place_inputs(header, payload)
     if "MPLCONFIGDIR" in header.get("env", {}):
         _seed_font_cache(header["env"]["MPLCONFIGDIR"])
@@ -167,6 +230,105 @@ def _seed_font_cache(target_dir: str | None, baked_dir: str = BAKED_FONT_CACHE) 
             os.replace(partial, target)
     except OSError:
         return
+
+
+_Jump = int | str
+_Line = str | tuple[int, _Jump, _Jump, int]
+
+
+def syscall_filter() -> bytes:
+    """The seccomp program: for x86_64 and aarch64, EPERM for the refused syscalls and for a
+    clone() asking for a new namespace, ENOSYS for clone3() (its flags sit in a struct that
+    a filter cannot read; glibc then falls back to clone(), so threads, fork and spawn keep
+    working); EPERM for anything from another arch or ABI (i386 by int 0x80, x32), whose
+    numbers mean other syscalls."""
+    lines: list[_Line] = [
+        (BPF_LD_W_ABS, 0, 0, SECCOMP_ARCH),
+        (BPF_JEQ_K, "x86_64", 0, AUDIT_ARCH_X86_64),
+        (BPF_JEQ_K, "aarch64", "refuse", AUDIT_ARCH_AARCH64),
+        "x86_64",
+        (BPF_LD_W_ABS, 0, 0, SECCOMP_NR),
+        (BPF_JSET_K, "refuse", 0, X32_SYSCALL_BIT),
+        *_arch_checks(AUDIT_ARCH_X86_64),
+        "aarch64",
+        (BPF_LD_W_ABS, 0, 0, SECCOMP_NR),
+        *_arch_checks(AUDIT_ARCH_AARCH64),
+        "clone",
+        (BPF_LD_W_ABS, 0, 0, SECCOMP_ARG0_LOW),
+        (BPF_JSET_K, "refuse", "allow", CLONE_NAMESPACE_FLAGS),
+        "allow",
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),
+        "nosys",
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.ENOSYS),
+        "refuse",
+        (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM),
+    ]
+    return _assemble(lines)
+
+
+def _arch_checks(arch: int) -> list[_Line]:
+    """Dispatch on the syscall number already loaded; ends in a jump, never falls through."""
+    checks: list[_Line] = [(BPF_JEQ_K, "refuse", 0, nr) for nr in REFUSED_SYSCALLS[arch].values()]
+    checks.append((BPF_JEQ_K, "nosys", 0, CLONE3_SYSCALL))
+    checks.append((BPF_JEQ_K, "clone", "allow", CLONE_SYSCALL[arch]))
+    return checks
+
+
+def _assemble(lines: list[_Line]) -> bytes:
+    """Classic BPF (struct sock_filter: u16 code, u8 jt, u8 jf, u32 k, native order), with
+    jump targets given as labels: offsets counted by hand break silently on every edit."""
+    labels: dict[str, int] = {}
+    program: list[tuple[int, _Jump, _Jump, int]] = []
+    for line in lines:
+        if isinstance(line, str):
+            labels[line] = len(program)
+        else:
+            program.append(line)
+    out = bytearray()
+    for index, (code, jt, jf, k) in enumerate(program):
+        out += _struct.pack("=HBBI", code, _jump(jt, index, labels),
+                            _jump(jf, index, labels), k)
+    return bytes(out)
+
+
+def _jump(target: _Jump, index: int, labels: dict[str, int]) -> int:
+    offset = target if isinstance(target, int) else labels[target] - index - 1
+    if not 0 <= offset <= 255:  # BPF jumps only forward, by a byte
+        raise ValueError(f"runner: BPF jump to {target!r} from {index} is out of range")
+    return offset
+
+
+def _install_syscall_filter(program: bytes) -> str | None:
+    """Install the filter on this process, for everything it starts from now on (filters
+    are inherited across fork and exec and cannot be removed). None once it is in place,
+    else why not. No-new-privs first: the kernel refuses a filter from an unprivileged
+    process without it. prctl filters the calling thread only, which is the one (the only
+    one) that spawns the script."""
+    try:
+        import ctypes  # the runner's only import that is not built in (see the docstring)
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl.restype = ctypes.c_int
+        # Declared, or ctypes would pass C ints and prctl would read four unsigned longs.
+        prctl.argtypes = (ctypes.c_int, *(ctypes.c_ulong,) * 4)
+        code = ctypes.create_string_buffer(program, len(program))
+        # struct sock_fprog: u16 count of instructions, then (aligned) a pointer to them.
+        fprog = ctypes.create_string_buffer(
+            _struct.pack("@HP", len(program) // 8, ctypes.addressof(code)))
+        calls = (("PR_SET_NO_NEW_PRIVS", (PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)),
+                 ("PR_SET_SECCOMP", (PR_SET_SECCOMP, SECCOMP_MODE_FILTER,
+                                     ctypes.addressof(fprog), 0, 0)))
+        for name, args in calls:
+            if prctl(*args) != 0:
+                return _filter_failure(f"prctl({name})", ctypes.get_errno())
+    except (ImportError, OSError, AttributeError) as exc:
+        return f"cannot install the syscall filter: {type(exc).__name__}: {exc}"
+    return None
+
+
+def _filter_failure(call: str, number: int) -> str:
+    name = errno.errorcode.get(number, str(number))
+    return f"cannot install the syscall filter: {call} failed with {name} ({os.strerror(number)})"
 
 
 def _read_request(stdin, idle_timeout: float):
@@ -375,7 +537,8 @@ def _reap(child: _Child) -> None:
             return
         if pid == 0:
             return
-        if pid == child.pid:
+        # A stopped (traced) child is not finished, and waitstatus_to_exitcode would raise.
+        if pid == child.pid and not os.WIFSTOPPED(status):
             child.returncode = os.waitstatus_to_exitcode(status)
 
 

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from selfcorrect_action.errors import SandboxError
+from selfcorrect_action.errors import SandboxError, SandboxUnavailable
 from selfcorrect_action.sandbox import lifecycle
 from selfcorrect_action.sandbox.archive import extract_artifacts
 from selfcorrect_action.sandbox.lifecycle import Prepared
@@ -34,6 +34,8 @@ STARTUP_TIMEOUT_S = 60.0
 ARTIFACT_TIMEOUT_S = 60.0
 SIGKILL = 9
 MAX_REJECTED_LISTED = 100
+# What the runner says on stderr when it refuses to start a script it cannot filter.
+NO_FILTER = "cannot install the syscall filter"
 
 
 def execute(prepared: Prepared, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
@@ -44,6 +46,13 @@ def execute(prepared: Prepared, request: ExecutionRequest, artifact_dir: Path) -
         stream.send(encode_request(request, deadline_s=request.timeout_s, nonce=nonce))
         read_started(stream)
     except (DeadlineExceeded, StreamClosed, ProtocolViolation, OSError) as exc:
+        said = bytes(stream.stderr[-500:]).decode(errors="replace")
+        if NO_FILTER in said:
+            raise SandboxUnavailable(
+                f"the sandbox cannot filter the script's system calls: {said.strip()}",
+                hint="run on a kernel and container runtime with seccomp filters (every "
+                "supported Docker and gVisor has them); scripts never run unfiltered",
+            ) from exc
         raise SandboxError(
             f"the sandbox did not start the script ({type(exc).__name__}: {exc}); "
             f"runner said: {bytes(stream.stderr[-500:]).decode(errors='replace') or 'nothing'}",

@@ -162,19 +162,16 @@ print(json.dumps({
 """
 
 
-def test_user_namespaces_are_refused_or_contained(run_script, runtime: str) -> None:
-    """Under runc, Docker's seccomp profile refuses unshare. Under runsc, gVisor emulates user
-    namespaces inside its own kernel: unshare succeeds and grants capabilities that exist
-    only there (gVisor's --oci-seccomp would refuse it, but in Debian's runsc it also breaks
-    select() and threads). Either way nothing outside may become reachable."""
+def test_user_namespaces_are_refused(run_script) -> None:
+    """Under runc Docker's seccomp profile refuses unshare; under runsc gVisor would emulate
+    user namespaces inside its own kernel (unshare succeeded and granted capabilities that
+    exist only there), and the runner's own syscall filter refuses it, under both runtimes
+    (see test_syscall_filter.py). And nothing outside may become reachable."""
     verdicts = _verdicts(run_script(USERNS, timeout_s=30))
-    if runtime == "runc":
-        assert verdicts["userns"].startswith("blocked")
-        assert verdicts["mountns"].startswith("blocked")
-        assert verdicts["unshare_binary"].startswith("blocked")
-    namespaces = ("userns", "mountns", "unshare_binary")
-    escaped = {k: v for k, v in verdicts.items()
-               if k not in namespaces and not v.startswith("blocked")}
+    for name in ("userns", "mountns"):
+        assert verdicts[name] == "blocked: PermissionError: [Errno 1] Operation not permitted"
+    assert verdicts["unshare_binary"].startswith("blocked: CalledProcessError"), verdicts
+    escaped = {name: v for name, v in verdicts.items() if not v.startswith("blocked")}
     assert not escaped, escaped
 
 
