@@ -1,6 +1,6 @@
 """The repair packet: what the next generation is told about a failed attempt.
 
-Never raw logs (DESIGN.md, "Repair packet"): a script that prints 100,000 lines, or one
+Never raw logs (docs/loop.md, "The repair packet"): a script that prints 100,000 lines, or one
 5 MB line, must cost the next prompt no more than one that prints ten. Every field is cut
 to its own cap while it is built, and the rendered packet is then shrunk, least useful part
 first, until it fits PACKET_TOKEN_BUDGET.

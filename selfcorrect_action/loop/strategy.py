@@ -1,7 +1,7 @@
 """Reflect's decision, as pure functions: which failure category gets which repair strategy,
 when to restart from the best attempt, when to escalate to the strong model, when to stop.
 
-DESIGN.md's table: environment, syntax and runtime failures are patched (same approach, fix
+docs/loop.md's table: environment, syntax and runtime failures are patched (same approach, fix
 the mistake); resource, external and semantic failures are rethought (a different approach);
 a contract miss is patched once, then rethought. Two attempts without progress, or the same
 code twice, escalate to the strong model; after escalating, they stop the run.
