@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from selfcorrect_action.commands.run_cmd import RunOptions, run_spec  # noqa: E402
 from selfcorrect_action.llm.recording import read_recording  # noqa: E402
+from selfcorrect_action.runs.settings import RunSettings  # noqa: E402
 from tests.fakes.openai_server import FakeOpenAIServer, Reply  # noqa: E402
 
 EXPECTED_EXIT = {
@@ -43,8 +44,9 @@ def record(name: str) -> None:
                               completion_tokens=max(1, len(item["answer"]) // 4),
                               model=MODEL_REPORTED) for item in answers))
         code = run_spec(
-            RunOptions(spec_path=ROOT / "examples" / "tasks" / f"{name}.yml", record=replay,
-                       out_dir=Path(out), api_base=server.api_base),
+            RunOptions(spec_path=ROOT / "examples" / "tasks" / f"{name}.yml",
+                       settings=RunSettings(record=replay, api_base=server.api_base),
+                       out_dir=Path(out)),
             environ={"OPENAI_API_KEY": "sk-local-scripted-server"},
         )
         if server.pending or server.overruns:

@@ -91,14 +91,34 @@ def repair_request(
         "prompts/json_repair.j2",
         problem=problem.problem,
         errors=problem.errors,
-        schema=json.dumps(schema.model_json_schema(), indent=2),
+        schema=compact_schema(schema),
     )
+    # The conversation so far, under a system prompt for this job: correcting JSON.
+    conversation = [m for m in request.messages if m.role != "system"]
     messages = (
-        *request.messages,
+        ChatMessage(role="system", content=render("prompts/system/json_repair.j2")),
+        *conversation,
         ChatMessage(role="assistant", content=reply),
         ChatMessage(role="user", content=follow_up),
     )
     return evolve(request, {"messages": messages})
+
+
+_NOISE_KEYS = frozenset({"title", "description", "examples"})
+
+
+def compact_schema(schema: type[BaseModel]) -> str:
+    """The schema without titles and descriptions, on one line: the indented whole took about
+    2,700 tokens and overflowed small models' context windows (issue 9). Every constraint
+    stays."""
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k not in _NOISE_KEYS}
+        if isinstance(node, list):
+            return [strip(item) for item in node]
+        return node
+
+    return json.dumps(strip(schema.model_json_schema()), separators=(",", ":"))
 
 
 def _first_object(text: str) -> dict[str, Any] | None:

@@ -31,8 +31,8 @@ def generate(state: RunState, deps: Deps) -> RunState:
     request = ChatRequest(
         purpose="repair" if step.strategy is Strategy.PATCH else "generate",
         tier=step.tier,
-        messages=(system_message(state), ChatMessage(role="user", content=_prompt(state, step,
-                                                                                  deps))),
+        messages=(system_message(state, "code"),
+                  ChatMessage(role="user", content=_prompt(state, step, deps))),
     )
     outcome = call_or_end(state, llm, lambda: llm.complete(request))
     if isinstance(outcome, RunEnded):

@@ -12,6 +12,7 @@ from selfcorrect_action.evaluation.artifact_preview import describe_artifacts
 from selfcorrect_action.llm.errors import LLMStructuredOutputError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest
 from selfcorrect_action.llm.structured import complete_json
+from selfcorrect_action.loop.llm_step import system_message
 from selfcorrect_action.loop.metered import MeteredLLM
 from selfcorrect_action.loop.state import Attempt, JudgeOutcome, RunState
 from selfcorrect_action.markdown import defang_fences
@@ -31,8 +32,8 @@ class JudgeAnswer(BaseModel):
 def judge(state: RunState, attempt: Attempt, llm: MeteredLLM) -> JudgeOutcome:
     """Raises BudgetExhausted when the budget cannot pay for the judge."""
     execution = attempt.execution
-    request = ChatRequest(purpose="judge", tier="judge", messages=(ChatMessage(
-        role="user", content=render(
+    request = ChatRequest(purpose="judge", tier="judge", messages=(
+        system_message(state, "judge"), ChatMessage(role="user", content=render(
             "prompts/judge.j2", prompt=state.spec.prompt,
             criteria=state.contract.success_criteria, code=attempt.code,
             stdout=_tail(execution.stdout.text if execution else ""),

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Literal, TypeVar
 
 from selfcorrect_action.llm.errors import LLMStructuredOutputError
 from selfcorrect_action.llm.models import ChatMessage
@@ -31,10 +31,16 @@ def metered(state: RunState, deps: Deps) -> MeteredLLM:
                       price=deps.price)
 
 
-def system_message(state: RunState) -> ChatMessage:
+Role = Literal["plan", "code", "judge"]
+
+
+def system_message(state: RunState, role: Role) -> ChatMessage:
+    """The system prompt written for this call's role: a planner answering in JSON, a coder
+    answering with one Python file, or a judge. One shared prompt told the planner to
+    answer with a Python file and its user message to answer with JSON (issue 9)."""
     contract = state.contract
     return ChatMessage(role="system", content=render(
-        "prompts/system.j2", network=contract.network, timeout_s=contract.timeout_s,
+        f"prompts/system/{role}.j2", network=contract.network, timeout_s=contract.timeout_s,
         memory_mb=contract.memory_mb, output_name=state.output_name,
     ))
 

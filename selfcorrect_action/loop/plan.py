@@ -73,7 +73,7 @@ def plan(state: RunState, deps: Deps) -> RunState:
     missing = [f for f in CONTRACT_FIELDS if f not in _top_level(state.user_contract_fields)]
     request = ChatRequest(
         purpose="plan", tier="cheap",
-        messages=(system_message(state), ChatMessage(role="user", content=render(
+        messages=(system_message(state, "plan"), ChatMessage(role="user", content=render(
             "prompts/plan.j2", prompt=state.spec.prompt, inputs=previews(deps.inputs),
             user_contract_json=_user_contract_json(state), missing=missing,
             field_hints=FIELD_HINTS, need_tests=need_tests, module_name=module_name(state),

@@ -83,13 +83,19 @@ def test_repair_retry_quotes_the_error_and_succeeds(
     assert answer.value.steps == ["a", "b"]
     assert [r.text for r in answer.responses] == [bad, '{"title": "t", "steps": ["a", "b"]}']
     follow_up = server.requests[1].body["messages"]
-    assert follow_up[:2] == [
+    # Its own system prompt (correcting JSON), then the conversation and the problems.
+    assert follow_up[0]["role"] == "system" and "correct a JSON answer" in follow_up[0][
+        "content"]
+    assert follow_up[1:3] == [
         {"role": "user", "content": "Plan it. Answer in JSON."},
         {"role": "assistant", "content": bad},
     ]
-    assert follow_up[2]["role"] == "user"
-    assert "steps: Field required" in follow_up[2]["content"]
-    assert "only the corrected JSON object" in follow_up[2]["content"]
+    assert follow_up[3]["role"] == "user"
+    assert "steps: Field required" in follow_up[3]["content"]
+    assert "only the corrected JSON object" in follow_up[3]["content"]
+    # The schema in a compact form: one line, no titles or descriptions.
+    assert '"required":["title","steps"]' in follow_up[3]["content"].replace(" ", "")
+    assert '"title":"Plan"' not in follow_up[3]["content"]
 
 
 def test_second_garbage_fails_clearly_with_both_replies(
