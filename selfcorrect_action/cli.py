@@ -181,6 +181,22 @@ def _help_of(parser: argparse.ArgumentParser) -> Handler:
     return show
 
 
+def _add_action(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "action", help="the GitHub Action's entry point (reads GITHUB_* and INPUT_*)",
+        description="Run as the selfcorrect GitHub Action: read the event the workflow got, "
+        "check who asked, run the task and open or update its pull request. Configured by "
+        "the action's inputs (INPUT_* variables); see action.yml.",
+    )
+    p.set_defaults(handler=_run_action)
+
+
+def _run_action(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.action_cmd import run_action
+
+    return run_action(os.environ)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="selfcorrect",
@@ -190,7 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(handler=_help_of(parser))
     sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND",
                                 parser_class=_Parser)
-    for add in (_add_run, _add_exec, _add_sandbox, _add_validate):
+    for add in (_add_run, _add_exec, _add_sandbox, _add_validate, _add_action):
         add(sub)
     return parser
 

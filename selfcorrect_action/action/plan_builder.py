@@ -1,0 +1,93 @@
+"""The WritePlan for a finished run: which files go into the commit, and the pull request,
+comment and labels, rendered from the templates. Pure, given the rendered reports."""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from selfcorrect_action.action.task import Task
+from selfcorrect_action.github.forge import FileChange
+from selfcorrect_action.github.naming import origin_marker
+from selfcorrect_action.github.plan import (
+    RUNS_DIR,
+    PlannedComment,
+    PlannedCommit,
+    PlannedPullRequest,
+    WritePlan,
+    run_files,
+    status_labels,
+)
+from selfcorrect_action.loop.state import Attempt, RunState, Status
+from selfcorrect_action.templating import render
+
+MAX_TITLE_CHARS = 200
+
+
+def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str,
+               audit_md: str, run_json: str, summary_md: str, server_url: str,
+               comment_body: str | None, comment_marker: str | None,
+               draft_on_failure: bool) -> WritePlan:
+    passed = state.status is Status.PASSED
+    code = _code_to_commit(state, passed=passed, draft_on_failure=draft_on_failure)
+    commit = pull = None
+    if code is not None:
+        files = [FileChange(path=str(task.loaded.spec.output), content=code),
+                 *_planned_tests(state), *run_files(state.run_id, audit_md=audit_md,
+                                                    run_json=run_json)]
+        commit = PlannedCommit(branch=task.branch, base_branch=base_branch,
+                               message=_commit_message(task, state), files=files)
+        pull = PlannedPullRequest(
+            title=f"selfcorrect: {task.title}"[:MAX_TITLE_CHARS],
+            body=_pull_body(task, state, summary_md=summary_md, repository=repository,
+                            server_url=server_url, passed=passed),
+            draft=not passed,
+        )
+    comment = labels = None
+    if task.comment_on is not None and comment_body is not None and comment_marker:
+        comment = PlannedComment(number=task.comment_on, marker=comment_marker,
+                                 body=comment_body)
+        labels = status_labels(task.comment_on, passed=passed)
+    return WritePlan(repository=repository, task=task.label, status=state.status.value,
+                     commit=commit, pull_request=pull, comment=comment, labels=labels)
+
+
+def _code_to_commit(state: RunState, *, passed: bool, draft_on_failure: bool) -> str | None:
+    if passed and state.last is not None:
+        return state.last.code
+    if not draft_on_failure:
+        return None
+    best: Attempt | None = state.best()
+    return best.code if best is not None and best.code.strip() else None
+
+
+def tests_folder(run_id: str) -> str:
+    return f"{RUNS_DIR}/{run_id}/tests"
+
+
+def _planned_tests(state: RunState) -> list[FileChange]:
+    """Tests the plan step wrote (the user's own are in the repository already)."""
+    if not state.tests_written_by_plan:
+        return []
+    folder = tests_folder(state.run_id)
+    return [FileChange(path=f"{folder}/{PurePosixPath(name).name}", content=text)
+            for name, text in sorted(state.tests.items())]
+
+
+def _commit_message(task: Task, state: RunState) -> str:
+    return render("reports/commit_message.txt.j2", title=task.title, run_id=state.run_id,
+                  origin=task.origin, status_line=state.stop_reason or state.status.value)
+
+
+def _pull_body(task: Task, state: RunState, *, summary_md: str, repository: str,
+               server_url: str, passed: bool) -> str:
+    audit_path = f"{RUNS_DIR}/{state.run_id}/AUDIT.md"
+    return render(
+        "reports/pull_request.md.j2", origin_marker=origin_marker(task.origin),
+        summary=summary_md, passed=passed, output=str(task.loaded.spec.output),
+        network_open=state.contract.network == "open", has_tests=bool(state.tests),
+        judged=state.spec.judge, audit_path=audit_path,
+        audit_link=f"{server_url}/{repository}/blob/{task.branch}/{audit_path}",
+        run_json_path=f"{RUNS_DIR}/{state.run_id}/run.json",
+        tests_path=tests_folder(state.run_id) if state.tests_written_by_plan else None,
+        replayed=state.replayed, closes=task.closes,
+    )

@@ -1,0 +1,139 @@
+"""What the action tells people outside the run itself: refusals and spec problems as
+comments, annotations in the job log and on the diff, the step outputs and the job summary.
+Comments carry hidden markers and are edited rather than repeated."""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+
+from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.problems import parse_problems
+from selfcorrect_action.action.task import Task
+from selfcorrect_action.action.task_run import TaskOutcome
+from selfcorrect_action.action.workflow_commands import (
+    annotate as _annotate,
+)
+from selfcorrect_action.action.workflow_commands import (
+    append_summary,
+    set_outputs,
+)
+from selfcorrect_action.errors import SelfcorrectError
+from selfcorrect_action.github.events import MARKER_PREFIX
+from selfcorrect_action.github.forge import ForgeError
+from selfcorrect_action.github.naming import VALIDATE_MARKER
+from selfcorrect_action.loop.state import Status
+from selfcorrect_action.report.audit import summary_markdown
+from selfcorrect_action.templating import render
+
+log = logging.getLogger(__name__)
+
+
+def annotate(env: ActionEnv, level: str, message: str, *, file: str | None = None,
+             line: int | None = None, col: int | None = None, title: str | None = None
+             ) -> None:
+    _annotate(level, message, file=file, line=line, col=col, title=title,
+              secrets_=env.secrets)
+
+
+def annotate_error(env: ActionEnv, message: str, *, file: str | None = None,
+                   title: str | None = None) -> None:
+    annotate(env, "error", message, file=file, title=title)
+
+
+def annotate_problems(env: ActionEnv, problems: Sequence[str]) -> None:
+    """Each problem inline on the file (and so on the pull request's diff)."""
+    for problem in parse_problems(list(problems)):
+        text = problem.message + (f" (hint: {problem.hint})" if problem.hint else "")
+        annotate(env, "error", text, file=problem.file, line=problem.line, col=problem.col,
+                 title="selfcorrect validate")
+
+
+def refuse(env: ActionEnv, number: int, why: str, reason: str, fix: str) -> None:
+    marker = f"{MARKER_PREFIX}refusal {why} run={env.context.run_key} -->"
+    body = render("reports/refusal.md.j2", marker=marker, reason=reason, fix=fix)
+    annotate(env, "notice", f"selfcorrect did not run: {reason}")
+    _comment(env, number, marker, body)
+
+
+def spec_problems(env: ActionEnv, number: int, problems: Sequence[str]) -> None:
+    for problem in parse_problems(list(problems)):
+        annotate(env, "error", f"{problem.where} {problem.message}".strip(),
+                 title="selfcorrect: the task in the issue")
+    marker = f"{MARKER_PREFIX}spec-problems #{number} -->"
+    body = render("reports/spec_problems.md.j2", marker=marker,
+                  problems=parse_problems(list(problems)), label=env.inputs.trigger_label)
+    _comment(env, number, marker, body)
+
+
+def validate_comment(problems: Sequence[str], files: Sequence[str]) -> str:
+    return render("reports/validate_comment.md.j2", marker=VALIDATE_MARKER,
+                  problems=parse_problems(list(problems)), files=list(files))
+
+
+def task_failed(env: ActionEnv, task: Task, exc: SelfcorrectError, marker: str) -> None:
+    """An error that stopped a task before its plan was applied (the sandbox, the model
+    API, GitHub): said in the log, and in the task's live comment when it has one, so no
+    run ends silently."""
+    annotate(env, "error", f"{task.label}: {exc}")
+    if task.comment_on is not None:
+        body = render("reports/action_error.md.j2", marker=marker, task=task.label,
+                      message=exc.message, hint=exc.hint or "", run_url=env.context.run_url)
+        _comment(env, task.comment_on, marker, body)
+
+
+def finish(env: ActionEnv, outcomes: Sequence[TaskOutcome], *, failed_tasks: int) -> None:
+    for outcome in outcomes:
+        append_summary(env.context.summary_file, render(
+            "reports/job_summary.md.j2",
+            summary=summary_markdown(outcome.state, secrets=env.secrets),
+            pr_url=outcome.pr_url, audit=_relative(env, outcome),
+            held_back=outcome.applied.held_back if outcome.applied else None,
+            planned=outcome.applied is None), secrets_=env.secrets)
+    passed = all(o.state.status is Status.PASSED for o in outcomes) and not failed_tasks
+    status = (outcomes[0].state.status.value if len(outcomes) == 1 and not failed_tasks
+              else "passed" if passed and outcomes else "failed" if outcomes else "error")
+    usage = [o.state.usage for o in outcomes]
+    outputs(env, status=status,
+            pr_url="\n".join(o.pr_url for o in outcomes if o.pr_url),
+            attempts=str(sum(len(o.state.attempts) for o in outcomes)),
+            tokens=str(sum(u.tokens for u in usage)),
+            cost_usd=f"{sum(u.cost_usd for u in usage):.6f}" if all(u.cost_known for u in usage)
+            else "unknown",
+            audit_path="\n".join(_relative(env, o) for o in outcomes),
+            results=json.dumps([_result(env, o) for o in outcomes]))
+
+
+def outputs(env: ActionEnv, **values: str) -> None:
+    set_outputs(env.context.output_file,
+                {name.replace("_", "-"): value for name, value in values.items()},
+                secrets_=env.secrets)
+
+
+def _result(env: ActionEnv, outcome: TaskOutcome) -> dict[str, object]:
+    state = outcome.state
+    return {"task": outcome.task.label, "status": state.status.value,
+            "pr_url": outcome.pr_url or None, "attempts": len(state.attempts),
+            "tokens": state.usage.tokens,
+            "cost_usd": state.usage.cost_usd if state.usage.cost_known else None,
+            "audit_path": _relative(env, outcome),
+            "held_back": outcome.applied.held_back if outcome.applied else None}
+
+
+def _relative(env: ActionEnv, outcome: TaskOutcome) -> str:
+    try:
+        return outcome.audit_path.relative_to(env.context.workspace).as_posix()
+    except ValueError:
+        return str(outcome.audit_path)
+
+
+def _comment(env: ActionEnv, number: int, marker: str, body: str) -> None:
+    try:
+        existing = env.forge.find_comment(number, marker)
+        if existing is not None:
+            env.forge.edit_comment(existing.id, body)
+        else:
+            env.forge.create_comment(number, body)
+    except ForgeError as exc:
+        annotate(env, "warning", f"could not comment on #{number}: {exc.message}")

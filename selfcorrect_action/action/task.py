@@ -1,0 +1,22 @@
+"""One task the action runs: the spec, where it came from, where its branch and comments go.
+Built by the trigger handlers; run by task_run.py."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from selfcorrect_action.spec import LoadedSpec
+
+
+@dataclass(frozen=True)
+class Task:
+    loaded: LoadedSpec
+    origin: str  # recorded in the PR body for a later retry: "issue 12", "spec <path>"
+    label: str  # for people: "issue #12", ".selfcorrect/tasks/sales.yml"
+    title: str  # the pull request's title after "selfcorrect: "
+    branch: str
+    comment_on: int | None = None  # the issue or PR the live report and labels go to
+    closes: int | None = None  # the issue the pull request closes
+    guidance: str = ""
+    replay: Path | None = None

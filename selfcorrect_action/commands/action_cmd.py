@@ -1,0 +1,87 @@
+"""`selfcorrect action`: the entry point of the GitHub Action's container.
+
+It reads the runner's GITHUB_* variables, the INPUT_* inputs and the event file, turns the
+event into a trigger and hands it to its handler; `mode: publish` applies the write plans a
+read-only job saved instead. The GitHub token is taken out of the process environment
+once read: nothing started from here (least of all a sandbox) can find it there.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, MutableMapping
+
+from selfcorrect_action.action import handlers, reporting
+from selfcorrect_action.action.context import read_context
+from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.inputs import read_inputs
+from selfcorrect_action.action.plan_store import load_plans
+from selfcorrect_action.errors import UsageError
+from selfcorrect_action.github.apply import apply_plan
+from selfcorrect_action.github.events import Ignored, Trigger, trigger_for
+from selfcorrect_action.redact import redact, secrets_from_env
+from selfcorrect_action.templating import one_line
+
+TOKEN_VARIABLES = ("INPUT_GITHUB-TOKEN", "GITHUB_TOKEN")
+
+
+def run_action(environ: MutableMapping[str, str]) -> int:
+    context = read_context(environ)
+    inputs = read_inputs(environ)
+    secrets = sorted({inputs.github_token, *secrets_from_env(environ)}, key=len, reverse=True)
+    for name in TOKEN_VARIABLES:
+        environ.pop(name, None)
+    say = log_printer(secrets)
+    from selfcorrect_action.github.pygithub_forge import PyGithubForge  # PyGithub on use only
+
+    forge = PyGithubForge(context.repository, token=inputs.github_token,
+                          api_url=context.api_url)
+    env = ActionEnv(context, inputs, forge, environ, secrets, say)
+    if inputs.mode == "publish":
+        return publish_saved(env)
+    trigger = trigger_for(context.event_name, context.event, trigger_label=inputs.trigger_label)
+    if isinstance(trigger, Ignored):
+        print(f"::notice title=selfcorrect::nothing to do: {one_line(trigger.reason)}",
+              flush=True)
+        reporting.outputs(env, status="ignored")
+        return 0
+    return dispatch(trigger, env)
+
+
+def dispatch(trigger: Trigger, env: ActionEnv) -> int:
+    if trigger.kind == "issue":
+        return handlers.on_issue_labeled(trigger, env)
+    if trigger.kind == "retry":
+        return handlers.on_retry(trigger, env)
+    if trigger.kind == "dispatch":
+        return handlers.on_dispatch(trigger, env)
+    if trigger.kind == "validate":
+        return handlers.on_specs_changed(trigger, env)
+    raise AssertionError(f"no handler for {trigger.kind}")
+
+
+def publish_saved(env: ActionEnv) -> int:
+    """mode publish: apply what a `mode: plan` job saved, and nothing else."""
+    folder = env.context.workspace / env.inputs.plan_dir
+    urls = []
+    for path, plan in load_plans(folder):
+        if plan.repository.lower() != env.context.repository.lower():
+            raise UsageError(f"{path}: the plan was made for {plan.repository}, this job runs "
+                             f"in {env.context.repository}",
+                             hint="apply a plan in the repository whose run made it")
+        applied = apply_plan(plan, env.forge)
+        if applied.pull_request is not None:
+            urls.append(applied.pull_request.html_url)
+        env.say("publish", f"{plan.task}: " + (applied.held_back or (
+            applied.pull_request.html_url if applied.pull_request else "no pull request")))
+    reporting.outputs(env, status="published", pr_url="\n".join(urls))
+    return 0
+
+
+def log_printer(secrets: list[str]) -> Callable[[str, str], None]:
+    """Progress as plain lines in the job log: redacted, one line each, never wrapped."""
+    def say(step: str, message: str) -> None:
+        print(f"[selfcorrect] {step}: {one_line(redact(message, secrets=secrets))}",
+              file=sys.stdout, flush=True)
+    return say
+
