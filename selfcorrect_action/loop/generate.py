@@ -20,6 +20,9 @@ from selfcorrect_action.taxonomy import Category, Check, Verdict
 from selfcorrect_action.templating import render
 
 INITIAL = NextStep(strategy=Strategy.INITIAL, tier="cheap", reason="first attempt")
+# No task's script is this large; an answer that is comes from a server ignoring max_tokens
+# or a model looping. Kept cut at this size, so run.json stays bounded like AUDIT.md.
+MAX_CODE_CHARS = 200_000
 
 
 def generate(state: RunState, deps: Deps) -> RunState:
@@ -38,12 +41,14 @@ def generate(state: RunState, deps: Deps) -> RunState:
     if isinstance(outcome, RunEnded):
         return outcome.state
     code = extract_code(outcome.text)
+    oversized = len(code) if len(code) > MAX_CODE_CHARS else None
+    code = code[:MAX_CODE_CHARS]
     attempt = Attempt(
         index=index, strategy=step.strategy, tier=step.tier,
         model=outcome.model, code=code, code_sha=code_sha(code),
         base_attempt=step.base_attempt, reason=step.reason, llm_calls=llm.calls,
     )
-    attempt = _mark_cycle_or_empty(state, attempt)
+    attempt = _mark_cycle_or_empty(state, attempt, oversized=oversized)
     return evolve(state, {
         "attempts": [*state.attempts, attempt],
         "usage": _count_retry(llm.usage, step.strategy),
@@ -76,7 +81,8 @@ def _prompt(state: RunState, step: NextStep, deps: Deps) -> str:
     return render("prompts/rethink.j2", packet_text=packet_text, **common)
 
 
-def _mark_cycle_or_empty(state: RunState, attempt: Attempt) -> Attempt:
+def _mark_cycle_or_empty(state: RunState, attempt: Attempt, *, oversized: int | None = None
+                         ) -> Attempt:
     """Same code as an earlier attempt (unparsable answers included): it would fail the same
     way, so it is not run; its verdict is the earlier one's. Code that does not even parse
     (or no code at all) is a syntax failure found without spending a sandbox run."""
@@ -86,7 +92,9 @@ def _mark_cycle_or_empty(state: RunState, attempt: Attempt) -> Attempt:
                 "cycle_of": earlier.index, "verdict": earlier.verdict,
                 "progress": earlier.progress, "tests": earlier.tests,
             })
-    problem = syntax_problem(attempt.code, state.output_name)
+    problem = (f"the answer held {oversized:,} characters of code, more than the "
+               f"{MAX_CODE_CHARS:,} a script may have; it was cut and not run"
+               if oversized else syntax_problem(attempt.code, state.output_name))
     if problem is not None:
         verdict = Verdict(
             passed=False, failed_layer="execution", category=Category.SYNTAX, evidence=problem,

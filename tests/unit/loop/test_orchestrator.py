@@ -250,3 +250,19 @@ def test_a_replay_that_runs_short_ends_with_the_replay_problems_exit_code(
                                    work_root=tmp_path))
     assert final.status is Status.ERROR and final.error_exit_code == 2
     assert exit_code(final) == 2
+
+
+def test_an_oversized_answer_is_cut_and_never_run(tmp_path: Path) -> None:
+    """run.json stores every attempt's code: it must stay bounded whatever a server sends."""
+    from selfcorrect_action.loop.generate import MAX_CODE_CHARS
+
+    huge = "x = 1\n" * (MAX_CODE_CHARS // 3)
+    llm = ScriptedLLM([PLAN, ("generate", code(huge)), ("repair", code("print('good')")),
+                       PASS])
+    sandbox = CannedSandbox(ok_if("good"))
+    final = run_loop(state(budget=Budget(tokens=1_000_000)), deps(llm, sandbox, tmp_path))
+    first = final.attempts[0]
+    assert len(first.code) == MAX_CODE_CHARS
+    assert first.verdict is not None and first.verdict.category.value == "syntax"
+    assert "more than the 200,000" in first.verdict.evidence
+    assert len(sandbox.requests) == 1 and final.status is Status.PASSED

@@ -1,0 +1,80 @@
+"""What a finished run commits and opens, and the caps the action's inputs put on a spec."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from selfcorrect_action.action.inputs import ActionInputs
+from selfcorrect_action.action.plan_builder import build_plan
+from selfcorrect_action.action.task import Task
+from selfcorrect_action.action.task_run import _with_budget_caps
+from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.loop.state import Attempt, Progress, RunState, Status, Strategy
+from selfcorrect_action.spec import load_spec_text
+
+
+def _task(tmp_path: Path, spec: str = "prompt: draw it\noutput: scripts/chart.py\n") -> Task:
+    loaded = load_spec_text(spec, "issue #3", root=tmp_path, name="issue-3")
+    return Task(loaded, origin="issue 3", label="issue #3", title="A chart",
+                branch="selfcorrect/issue-3", comment_on=3, closes=3)
+
+
+def _state(task: Task, status: Status, *, tests_by_plan: bool = False) -> RunState:
+    spec = task.loaded.spec
+    attempts = [Attempt(index=1, strategy=Strategy.INITIAL, tier="cheap", model="m",
+                        code="print('best')\n", code_sha="a", progress=Progress(layer=2))]
+    return RunState(run_id="run9", started_at="t", spec_source="issue #3", spec=spec,
+                    output_name="chart.py", contract=spec.contract, models=ModelTiers(),
+                    attempts=attempts, status=status, stop_reason="why",
+                    tests={"test_chart.py": "def test_x():\n    pass\n"} if tests_by_plan else {},
+                    tests_written_by_plan=tests_by_plan)
+
+
+def _plan(task: Task, state: RunState, *, draft: bool = False):  # type: ignore[no-untyped-def]
+    return build_plan(task, state, repository="o/r", base_branch="main", audit_md="# a",
+                      run_json="{}", summary_md="**selfcorrect: passed**",
+                      server_url="https://github.example", comment_body="body",
+                      comment_marker="<!-- m -->", draft_on_failure=draft)
+
+
+def test_a_passing_run_commits_script_tests_and_reports(tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    plan = _plan(task, _state(task, Status.PASSED, tests_by_plan=True))
+    assert plan.commit is not None and plan.pull_request is not None
+    assert [f.path for f in plan.commit.files] == [
+        "scripts/chart.py", ".selfcorrect/runs/run9/tests/test_chart.py",
+        ".selfcorrect/runs/run9/AUDIT.md", ".selfcorrect/runs/run9/run.json"]
+    assert "Selfcorrect-Run: run9" in plan.commit.message
+    body = plan.pull_request.body
+    assert "Closes #3" in body and "<!-- selfcorrect:origin issue 3 -->" in body
+    assert "blob/selfcorrect/issue-3/.selfcorrect/runs/run9/AUDIT.md" in body
+    assert not plan.pull_request.draft
+    assert plan.labels is not None and plan.labels.add == ["selfcorrect:passed"]
+
+
+def test_a_failed_run_opens_nothing_unless_a_draft_is_asked_for(tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    failed = _state(task, Status.EXHAUSTED)
+    plan = _plan(task, failed)
+    assert plan.commit is None and plan.pull_request is None
+    assert plan.labels is not None and plan.labels.add == ["selfcorrect:failed"]
+    draft = _plan(task, failed, draft=True)
+    assert draft.pull_request is not None and draft.pull_request.draft
+    assert draft.commit is not None and draft.commit.files[0].content == "print('best')\n"
+    assert "did not pass" in draft.pull_request.body
+
+
+def _inputs(**caps: object) -> ActionInputs:
+    return ActionInputs.model_validate({"github_token": "t", **caps})
+
+
+def test_input_caps_fill_what_the_spec_left_out_and_hold_what_it_wrote(tmp_path: Path) -> None:
+    task = _task(tmp_path, "prompt: p\nbudget: {patch_attempts: 9, tokens: 90000}\n")
+    capped = _with_budget_caps(task.loaded, _inputs(patch_attempts=2, max_tokens=50000,
+                                                    rethink_attempts=5, max_cost_usd=0.5))
+    budget = capped.spec.budget
+    assert (budget.patch_attempts, budget.tokens) == (2, 50000)  # held to the caps
+    assert (budget.rethink_attempts, budget.cost_usd) == (5, 0.5)  # filled in
+    loose = _with_budget_caps(task.loaded, _inputs(patch_attempts=20))
+    assert loose.spec.budget.patch_attempts == 9  # the spec's own, smaller
+    assert _with_budget_caps(task.loaded, _inputs()) is task.loaded

@@ -1,0 +1,51 @@
+"""The command line itself: help where there is nothing to do, usage errors as JSON under
+--json, bad flag values named before any work starts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.cli import main
+
+
+def test_a_bare_command_prints_help_not_an_error(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main([]) == 0
+    assert "run" in capsys.readouterr().out
+    assert main(["sandbox"]) == 0
+    out = capsys.readouterr().out
+    assert "build" in out and "required" not in out
+
+
+def test_a_usage_error_under_json_is_a_json_object(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as caught:
+        main(["run", "--json", "--runtime", "kata", "spec.yml"])
+    assert caught.value.code == 2
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["exit_code"] == 2 and "kata" in printed["error"]
+
+
+@pytest.mark.parametrize(("flag", "value", "says"), [
+    ("--api-base", "localhost:8080", "--api-base: 'localhost:8080' is not an http(s) URL"),
+    ("--llm-timeout", "soon", "--llm-timeout: expected seconds"),
+    ("--llm-retries", "-2", "--llm-retries: expected a whole number"),
+])
+def test_bad_flag_values_are_bad_usage_up_front(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str, says: str
+) -> None:
+    spec = tmp_path / "t.yml"
+    spec.write_text("prompt: p\n")
+    assert main(["run", str(spec), flag, value, "--model", "openai/x"]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_an_unknown_provider_is_bad_usage_before_any_call(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "t.yml"
+    spec.write_text("prompt: p\n")
+    assert main(["run", str(spec), "--model", "nosuchprovider/model", "--json"]) == 2
+    printed = json.loads(capsys.readouterr().out)
+    assert "litellm cannot tell which provider" in printed["error"]
