@@ -97,11 +97,10 @@ def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path, docker_client) -> None
     not make this test fail (it did once, counting every sandbox container)."""
     import os
     import signal
+    import socket
     import subprocess
     import sys
     import time
-
-    import socket
 
     from selfcorrect_action.sandbox.config import LABEL_OWNER
 
