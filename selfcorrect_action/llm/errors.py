@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from selfcorrect_action.errors import SelfcorrectError
 
 if TYPE_CHECKING:
-    from selfcorrect_action.llm.models import ChatResponse
+    from selfcorrect_action.llm.structured import Rejection
 
 
 class LLMError(SelfcorrectError):
@@ -41,7 +41,7 @@ class LLMResponseError(LLMError):
 class LLMStructuredOutputError(LLMResponseError):
     """The model's reply was still not valid JSON for the schema after the one repair-retry.
 
-    ``responses`` holds every reply it cost (with usage), so budgets can still count them.
+    ``rejected`` holds each refused reply with the reason, for the reports.
     """
 
     def __init__(
@@ -49,10 +49,10 @@ class LLMStructuredOutputError(LLMResponseError):
         message: str,
         *,
         hint: str | None = None,
-        responses: tuple[ChatResponse, ...] = (),
+        rejected: tuple[Rejection, ...] = (),
     ) -> None:
         super().__init__(message, hint=hint)
-        self.responses = responses
+        self.rejected = rejected
 
 
 class LLMReplayError(LLMError):

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -30,11 +31,22 @@ _MAX_ERRORS_SHOWN = 20
 
 
 @dataclass(frozen=True)
+class Rejection:
+    """A reply that was refused, and why: kept for the reports (issue 9: refused answers
+    used to vanish, visible only with --record)."""
+
+    text: str
+    reason: str
+    finish_reason: str | None = None
+
+
+@dataclass(frozen=True)
 class JSONAnswer(Generic[M]):
-    """The validated value and every reply it took (one or two), for usage and cost."""
+    """The validated value, and the reply refused before it, if any. (Usage and cost of
+    both are counted by whoever the llm is, e.g. the loop's MeteredLLM.)"""
 
     value: M
-    responses: tuple[ChatResponse, ...]
+    rejected: tuple[Rejection, ...] = ()
 
 
 class ReplyProblem(Exception):
@@ -44,22 +56,62 @@ class ReplyProblem(Exception):
         self.errors = errors
 
 
-def complete_json(llm: LLM, request: ChatRequest, schema: type[M]) -> JSONAnswer[M]:
+Check = Callable[[M], str | None]
+
+
+def complete_json(llm: LLM, request: ChatRequest, schema: type[M], *,
+                  check: Check[M] | None = None,
+                  on_retry: Callable[[str], None] | None = None) -> JSONAnswer[M]:
     """Ask for JSON matching ``schema``; one repair-retry, then ``LLMStructuredOutputError``.
 
-    The prompt must mention JSON: OpenAI's JSON mode refuses requests that do not.
+    ``check`` may refuse a valid answer for what it says (its problem, or None): the same
+    repair-retry follows. ``on_retry`` hears why a retry is made, for progress lines. The
+    prompt must mention JSON: OpenAI's JSON mode refuses requests that do not.
     """
     request = evolve(request, {"response_format": "json"})
     first = llm.complete(request)
     try:
-        return JSONAnswer(parse_reply(first.text, schema), (first,))
+        return JSONAnswer(_accepted(first, schema, check))
     except ReplyProblem as problem:
         retry = repair_request(request, first.text, problem, schema)
+        rejected = (_rejection(first, problem),)
+        if on_retry is not None:
+            on_retry(f"the {request.purpose} answer was not usable ({rejected[0].reason}); "
+                     "asking once more")
     second = llm.complete(retry)
     try:
-        return JSONAnswer(parse_reply(second.text, schema), (first, second))
+        return JSONAnswer(_accepted(second, schema, check), rejected)
     except ReplyProblem as problem:
-        raise _final_error(request, schema, problem, (first, second)) from problem
+        raise _final_error(request, schema, problem,
+                           (*rejected, _rejection(second, problem))) from problem
+
+
+def parse_response(response: ChatResponse, schema: type[M]) -> M:
+    """parse_reply, saying so when the reply was cut off by the token limit: "not valid JSON
+    (Unterminated string...)" told nobody that the model simply ran out of room."""
+    try:
+        return parse_reply(response.text, schema)
+    except ReplyProblem as problem:
+        if response.finish_reason != "length":
+            raise
+        raise ReplyProblem(
+            f"the reply was cut off at the token limit ({response.completion_tokens:,} "
+            f"tokens) before the JSON was complete; {problem.problem}", problem.errors,
+        ) from problem
+
+
+def _accepted(response: ChatResponse, schema: type[M], check: Check[M] | None) -> M:
+    value = parse_response(response, schema)
+    problem = check(value) if check is not None else None
+    if problem:
+        raise ReplyProblem(problem)
+    return value
+
+
+def _rejection(response: ChatResponse, problem: ReplyProblem) -> Rejection:
+    details = "; ".join(problem.errors[:3])
+    return Rejection(text=response.text, finish_reason=response.finish_reason,
+                     reason=problem.problem + (f" ({details})" if details else ""))
 
 
 def parse_reply(text: str, schema: type[M]) -> M:
@@ -157,7 +209,7 @@ def _final_error(
     request: ChatRequest,
     schema: type[BaseModel],
     problem: ReplyProblem,
-    responses: tuple[ChatResponse, ...],
+    rejected: tuple[Rejection, ...],
 ) -> LLMStructuredOutputError:
     details = "; ".join(problem.errors[:3])
     return LLMStructuredOutputError(
@@ -165,5 +217,5 @@ def _final_error(
         f"repair-retry: {problem.problem}" + (f" ({details})" if details else ""),
         hint="try a stronger model tier for this step, or record the run (--record FILE) to "
         "read what the model replied",
-        responses=responses,
+        rejected=rejected,
     )

@@ -33,16 +33,18 @@ def evaluate(state: RunState, deps: Deps) -> RunState:
     if verdict.passed and state.spec.judge:
         deps.on_event("evaluate", f"attempt {attempt.index}: asking the judge")
         llm = metered(state, deps)
-        outcome = call_or_end(state, llm, lambda: judge(state, attempt, llm))
+        outcome = call_or_end(state, llm, lambda: judge(
+            state, attempt, llm, on_retry=lambda why: deps.on_event("evaluate", why)))
         if isinstance(outcome, RunEnded):
             return with_last_attempt(outcome.state, evolve(attempt, {
                 "verdict": verdict, "tests": tests.outcomes if tests else [],
                 "progress": progress(verdict, tests), "llm_calls": [
                     *attempt.llm_calls, *llm.calls]}))
-        judged = outcome
+        judged, refused = outcome
         verdict = _with_judge(verdict, judged)
         state = evolve(state, {"usage": llm.usage})
-        attempt = evolve(attempt, {"llm_calls": [*attempt.llm_calls, *llm.calls]})
+        attempt = evolve(attempt, {"llm_calls": [*attempt.llm_calls, *llm.calls],
+                                   "rejected": [*attempt.rejected, *refused]})
     deps.on_event("evaluate", f"attempt {attempt.index}: " + (
         "passed" if verdict.passed else f"{verdict.category} failure: {verdict.evidence[:120]}"))
     return with_last_attempt(state, evolve(attempt, {

@@ -14,7 +14,14 @@ from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.feedback import render_packet
 from selfcorrect_action.loop.inputs_preview import previews
 from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered, system_message
-from selfcorrect_action.loop.state import Attempt, NextStep, RunState, Strategy, Usage
+from selfcorrect_action.loop.state import (
+    Attempt,
+    NextStep,
+    RejectedReply,
+    RunState,
+    Strategy,
+    Usage,
+)
 from selfcorrect_action.records import evolve
 from selfcorrect_action.taxonomy import Category, Check, Verdict
 from selfcorrect_action.templating import render
@@ -41,12 +48,16 @@ def generate(state: RunState, deps: Deps) -> RunState:
     if isinstance(outcome, RunEnded):
         return outcome.state
     code = extract_code(outcome.text)
+    refused = [] if code.strip() else [RejectedReply.of(
+        request.purpose, "the answer held no Python code", outcome.text,
+        outcome.finish_reason)]
     oversized = len(code) if len(code) > MAX_CODE_CHARS else None
     code = code[:MAX_CODE_CHARS]
     attempt = Attempt(
         index=index, strategy=step.strategy, tier=step.tier,
         model=outcome.model, code=code, code_sha=code_sha(code),
         base_attempt=step.base_attempt, reason=step.reason, llm_calls=llm.calls,
+        rejected=refused,
     )
     attempt = _mark_cycle_or_empty(state, attempt, oversized=oversized)
     return evolve(state, {

@@ -4,6 +4,7 @@ answer that stays malformed after the repair-retry. Its reasoning is kept for th
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -11,10 +12,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from selfcorrect_action.evaluation.artifact_preview import describe_artifacts
 from selfcorrect_action.llm.errors import LLMStructuredOutputError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest
-from selfcorrect_action.llm.structured import complete_json
+from selfcorrect_action.llm.structured import Rejection, complete_json
 from selfcorrect_action.loop.llm_step import system_message
 from selfcorrect_action.loop.metered import MeteredLLM
-from selfcorrect_action.loop.state import Attempt, JudgeOutcome, RunState
+from selfcorrect_action.loop.state import Attempt, JudgeOutcome, RejectedReply, RunState
 from selfcorrect_action.markdown import defang_fences
 from selfcorrect_action.templating import render
 
@@ -29,8 +30,11 @@ class JudgeAnswer(BaseModel):
     unmet_criteria: list[str] = Field(default_factory=list)
 
 
-def judge(state: RunState, attempt: Attempt, llm: MeteredLLM) -> JudgeOutcome:
-    """Raises BudgetExhausted when the budget cannot pay for the judge."""
+def judge(state: RunState, attempt: Attempt, llm: MeteredLLM,
+          on_retry: Callable[[str], None] | None = None
+          ) -> tuple[JudgeOutcome, list[RejectedReply]]:
+    """The judge's outcome and the answers of its refused on the way. Raises
+    BudgetExhausted when the budget cannot pay for the judge."""
     execution = attempt.execution
     request = ChatRequest(purpose="judge", tier="judge", messages=(
         system_message(state, "judge"), ChatMessage(role="user", content=render(
@@ -41,11 +45,16 @@ def judge(state: RunState, attempt: Attempt, llm: MeteredLLM) -> JudgeOutcome:
         )),),
     )
     try:
-        answer = complete_json(llm, request, JudgeAnswer).value
+        answer = complete_json(llm, request, JudgeAnswer, on_retry=on_retry)
     except LLMStructuredOutputError as exc:
         return JudgeOutcome(passed=False, reasoning=f"the judge's answer was unreadable twice "
-                            f"({exc.message}); failing closed", raw_verdict="unreadable")
-    return outcome_of(answer)
+                            f"({exc.message}); failing closed", raw_verdict="unreadable"
+                            ), _rejected(exc.rejected)
+    return outcome_of(answer.value), _rejected(answer.rejected)
+
+
+def _rejected(rejections: tuple[Rejection, ...]) -> list[RejectedReply]:
+    return [RejectedReply.of("judge", r.reason, r.text, r.finish_reason) for r in rejections]
 
 
 def outcome_of(answer: JudgeAnswer) -> JudgeOutcome:

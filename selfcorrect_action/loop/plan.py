@@ -4,20 +4,24 @@ Those tests are then frozen like the user's own."""
 
 from __future__ import annotations
 
+import difflib
 import json
+import re
+from collections.abc import Callable
 from pathlib import PurePosixPath
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from selfcorrect_action.contract import ArtifactSpec, ExecutionContract, NetworkPolicy
+from selfcorrect_action.llm.errors import LLMStructuredOutputError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest
-from selfcorrect_action.llm.structured import complete_json
+from selfcorrect_action.llm.structured import JSONAnswer, Rejection, complete_json
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.inputs_preview import previews
 from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered, system_message
 from selfcorrect_action.loop.metered import MeteredLLM
-from selfcorrect_action.loop.state import PlanRecord, RunState, Status, end_run
+from selfcorrect_action.loop.state import PlanRecord, RejectedReply, RunState, Status, end_run
 from selfcorrect_action.records import evolve
 from selfcorrect_action.templating import render
 from selfcorrect_action.test_files import test_file_problem
@@ -66,12 +70,40 @@ class PlanAnswer(BaseModel):
         return value
 
 
+NOTHING_TO_PLAN = ("skipped: the spec wrote every contract field and no tests need "
+                   "writing, so there was nothing to plan")
+
+
 def plan(state: RunState, deps: Deps) -> RunState:
-    deps.on_event("plan", "planning the contract")
-    llm = metered(state, deps)
     need_tests = state.spec.kind == "function" and not state.tests
     missing = [f for f in CONTRACT_FIELDS if f not in _top_level(state.user_contract_fields)]
-    request = ChatRequest(
+    if not missing and not need_tests:
+        # A call with nothing to add could still sink the run (issue 9): none is made.
+        deps.on_event("plan", NOTHING_TO_PLAN)
+        return evolve(state, {"plan": PlanRecord(skipped=NOTHING_TO_PLAN)})
+    wanted = ", ".join(missing) + (" and the tests" if need_tests else "")
+    deps.on_event("plan", f"planning the contract: {wanted}")
+    llm = metered(state, deps)
+    request = _request(state, deps, missing, need_tests=need_tests)
+
+    def ask() -> JSONAnswer[PlanAnswer] | LLMStructuredOutputError:
+        try:
+            return complete_json(llm, request, PlanAnswer, check=_not_a_parrot(state),
+                                 on_retry=lambda why: deps.on_event("plan", why))
+        except LLMStructuredOutputError as exc:
+            return exc
+
+    outcome = call_or_end(state, llm, ask)
+    if isinstance(outcome, RunEnded):
+        return _record(outcome.state, llm, PlanRecord())
+    if isinstance(outcome, LLMStructuredOutputError):
+        return _without_plan(state, deps, llm, outcome, need_tests=need_tests)
+    return _with_plan(state, deps, llm, outcome, need_tests=need_tests)
+
+
+def _request(state: RunState, deps: Deps, missing: list[str], *, need_tests: bool
+             ) -> ChatRequest:
+    return ChatRequest(
         purpose="plan", tier="cheap",
         messages=(system_message(state, "plan"), ChatMessage(role="user", content=render(
             "prompts/plan.j2", prompt=state.spec.prompt, inputs=previews(deps.inputs),
@@ -79,27 +111,76 @@ def plan(state: RunState, deps: Deps) -> RunState:
             field_hints=FIELD_HINTS, need_tests=need_tests, module_name=module_name(state),
         ))),
     )
-    outcome = call_or_end(state, llm, lambda: complete_json(llm, request, PlanAnswer))
-    if isinstance(outcome, RunEnded):
-        return _record(outcome.state, llm, PlanRecord())
+
+
+def _with_plan(state: RunState, deps: Deps, llm: MeteredLLM, outcome: JSONAnswer[PlanAnswer],
+               *, need_tests: bool) -> RunState:
     answer = outcome.value
+    rejected = _rejected(outcome.rejected)
     contract, filled = merge_contract(state.contract, set(state.user_contract_fields),
                                       answer.contract)
-    updates: dict[str, Any] = {"contract": contract}
-    wrote_tests = need_tests and bool(answer.tests)
     if need_tests and not answer.tests:
         # The model failed its task, not the infrastructure: stopped (exit 1), not error.
         return _record(end_run(
             state, Status.STOPPED,
             "the plan step was asked to write tests for this `kind: function` task and wrote "
             "none; add a tests: file to the spec, or use a stronger model",
-        ), llm, PlanRecord(approach=answer.approach, filled_fields=filled))
-    if wrote_tests:
+        ), llm, PlanRecord(approach=answer.approach, filled_fields=filled, rejected=rejected))
+    updates: dict[str, Any] = {"contract": contract}
+    if need_tests and answer.tests:
         updates["tests"] = {f"test_{module_name(state)}.py": answer.tests}
         updates["tests_written_by_plan"] = True
-    record = PlanRecord(approach=answer.approach, filled_fields=filled, wrote_tests=wrote_tests)
+    record = PlanRecord(approach=answer.approach, filled_fields=filled,
+                        wrote_tests=need_tests and bool(answer.tests), rejected=rejected)
     deps.on_event("plan", f"contract planned: filled {', '.join(filled) or 'nothing'}")
     return _record(evolve(state, updates), llm, record)
+
+
+def _without_plan(state: RunState, deps: Deps, llm: MeteredLLM,
+                  failure: LLMStructuredOutputError, *, need_tests: bool) -> RunState:
+    """A plan answer unusable twice does not sink the run (issue 8): it goes on with the
+    contract the user wrote plus defaults and no planned criteria, so the judge judges
+    against the task itself. Only tests that must be planned cannot be done without."""
+    rejected = _rejected(failure.rejected)
+    if need_tests:
+        return _record(end_run(
+            state, Status.STOPPED,
+            "the plan step had to write the tests for this `kind: function` task and its "
+            f"answer was unusable twice ({failure.message}); add a tests: file to the spec, "
+            "or use a stronger model"), llm, PlanRecord(rejected=rejected))
+    why = (f"skipped: the plan answer was unusable twice ({failure.message}); the run goes "
+           "on with the contract as written plus defaults, and the judge judges against the "
+           "task itself")
+    deps.on_event("plan", why)
+    return _record(state, llm, PlanRecord(skipped=why, rejected=rejected))
+
+
+def _rejected(rejections: tuple[Rejection, ...]) -> list[RejectedReply]:
+    return [RejectedReply.of("plan", r.reason, r.text, r.finish_reason) for r in rejections]
+
+
+def _not_a_parrot(state: RunState) -> Callable[[PlanAnswer], str | None]:
+    def check(answer: PlanAnswer) -> str | None:
+        if parrots(answer.approach, state.spec.prompt):
+            return ("the approach repeats the task's own words instead of saying how the "
+                    "program will do it (which steps, which libraries, which files)")
+        return None
+    return check
+
+
+_WORDS = re.compile(r"[a-z0-9]+")
+
+
+def parrots(approach: str, prompt: str) -> bool:
+    """Whether an 'approach' is the task said again: its words, in order, are (nearly)
+    all the task's own. A plan that only echoes the task plans nothing (issue 9)."""
+    said = _WORDS.findall(approach.lower())
+    asked = _WORDS.findall(prompt.lower()[:20_000])
+    if len(said) < 4:
+        return False
+    matcher = difflib.SequenceMatcher(None, said, asked, autojunk=False)
+    shared = sum(block.size for block in matcher.get_matching_blocks())
+    return shared / len(said) >= 0.85
 
 
 def merge_contract(

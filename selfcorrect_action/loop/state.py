@@ -49,6 +49,29 @@ class LLMCall(_Record):
     replayed: bool
 
 
+MAX_REJECTED_CHARS = 4000
+
+
+class RejectedReply(_Record):
+    """A model answer the run refused, kept (bounded) with why: the reports show what the
+    model said instead of only that it failed (issue 9)."""
+
+    purpose: str
+    reason: str
+    text: str = Field(max_length=MAX_REJECTED_CHARS + 100)
+    finish_reason: str | None = None
+    chars: int = 0  # the whole reply's length, when the text kept is cut
+
+    @classmethod
+    def of(cls, purpose: str, reason: str, text: str, finish_reason: str | None = None
+           ) -> RejectedReply:
+        kept = text if len(text) <= MAX_REJECTED_CHARS else (
+            text[:MAX_REJECTED_CHARS] + f"\n[... {len(text) - MAX_REJECTED_CHARS:,} more "
+            "characters ...]")
+        return cls(purpose=purpose, reason=reason, text=kept, finish_reason=finish_reason,
+                   chars=len(text))
+
+
 class JudgeOutcome(_Record):
     passed: bool
     reasoning: str
@@ -103,6 +126,7 @@ class Attempt(_Record):
     progress: Progress = Field(default_factory=Progress)
     packet: RepairPacket | None = None  # the repair packet that followed this attempt
     llm_calls: list[LLMCall] = Field(default_factory=list)
+    rejected: list[RejectedReply] = Field(default_factory=list)  # answers refused on the way
     duration_ms: int = 0
     # Why this attempt was made: the NextStep reason reflect gave (empty for the first). The
     # audit trail shows it per attempt; next_step only holds the latest decision.
@@ -132,6 +156,9 @@ class PlanRecord(_Record):
     filled_fields: list[str] = Field(default_factory=list)  # contract fields the planner set
     wrote_tests: bool = False
     llm_calls: list[LLMCall] = Field(default_factory=list)
+    # Why there was no usable plan and the run went on without one ("" when it had one).
+    skipped: str = ""
+    rejected: list[RejectedReply] = Field(default_factory=list)
 
 
 class RunState(BaseModel):

@@ -10,7 +10,15 @@ from dataclasses import dataclass
 
 from selfcorrect_action.evaluation.junit import describe_totals
 from selfcorrect_action.loop.feedback import render_packet
-from selfcorrect_action.loop.state import Attempt, LLMCall, RunState, Status, Strategy
+from selfcorrect_action.loop.state import (
+    MAX_REJECTED_CHARS,
+    Attempt,
+    LLMCall,
+    RejectedReply,
+    RunState,
+    Status,
+    Strategy,
+)
 from selfcorrect_action.report import text
 from selfcorrect_action.report.layers import LayerRow, attempt_failure, layer_rows
 from selfcorrect_action.sandbox.models import ExecutionResult
@@ -67,6 +75,30 @@ class DiffView:
 
 
 @dataclass(frozen=True)
+class RejectedView:
+    """A refused model answer, as AUDIT.md shows it."""
+
+    purpose: str
+    reason: str
+    text: str
+    note: str  # "cut off at the token limit", "4,000 of 12,345 characters shown", or ""
+
+
+def rejected_views(replies: list[RejectedReply]) -> list[RejectedView]:
+    return [RejectedView(r.purpose, r.reason, r.text, _rejected_note(r)) for r in replies]
+
+
+def _rejected_note(reply: RejectedReply) -> str:
+    notes = []
+    if reply.finish_reason == "length":
+        notes.append("cut off by the model's token limit")
+    if reply.chars > len(reply.text):
+        notes.append(f"{text.number(MAX_REJECTED_CHARS)} of {text.number(reply.chars)} "
+                     "characters shown")
+    return "; ".join(notes)
+
+
+@dataclass(frozen=True)
 class AttemptView:
     index: int
     strategy: str
@@ -97,6 +129,7 @@ class AttemptView:
     cost: str
     duration: str
     progress: str
+    rejected: list[RejectedView]
 
 
 def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
@@ -131,8 +164,9 @@ def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
         calls=[call_row(call) for call in attempt.llm_calls],
         tokens=text.number(call_tokens(attempt.llm_calls)),
         cost=calls_cost(attempt.llm_calls),
-        duration=text.duration(attempt.duration_ms),
+        duration=text.duration(attempt.duration_ms) if attempt.execution else "",
         progress=progress_words(state, attempt),
+        rejected=rejected_views(attempt.rejected),
     )
 
 

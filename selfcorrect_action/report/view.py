@@ -12,9 +12,11 @@ from selfcorrect_action.report import text
 from selfcorrect_action.report.attempt_view import (
     AttemptView,
     CallRow,
+    RejectedView,
     attempt_view,
     call_row,
     progress_words,
+    rejected_views,
 )
 from selfcorrect_action.report.contract_view import ContractView, contract_view
 from selfcorrect_action.report.layers import attempt_failure
@@ -42,6 +44,8 @@ class PlanView:
     planner_fields: list[str]
     wrote_tests: bool
     calls: list[CallRow]
+    skipped: str
+    rejected: list[RejectedView]
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,8 @@ def _plan(state: RunState) -> PlanView | None:
         planner_fields=list(state.plan.filled_fields),
         wrote_tests=state.plan.wrote_tests or state.tests_written_by_plan,
         calls=[call_row(call) for call in state.plan.llm_calls],
+        skipped=state.plan.skipped,
+        rejected=rejected_views(state.plan.rejected),
     )
 
 

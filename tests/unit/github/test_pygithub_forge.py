@@ -7,8 +7,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Callable
 
 import pytest
 
@@ -21,38 +20,9 @@ from tests.fakes.github_server import (
     WRITE_TOKEN,
     FakeGitHub,
 )
+from tests.unit.github.conftest import MakeForge
 
 REPO_PATH = f"/repos/{DEFAULT_REPO}"
-MakeForge = Callable[..., PyGithubForge]
-
-
-@pytest.fixture
-def waits() -> list[float]:
-    """Every wait the forge asked for, in seconds; nothing sleeps for real."""
-    return []
-
-
-@pytest.fixture
-def make_forge(fake_github: FakeGitHub, waits: list[float]) -> Iterator[MakeForge]:
-    made: list[PyGithubForge] = []
-
-    def make(repository: str = DEFAULT_REPO, token: str = WRITE_TOKEN,
-             **options: Any) -> PyGithubForge:
-        # jitter 1.0: each backoff is its full step (1, 2, 4, 8 s), so waits are exact.
-        settings: dict[str, Any] = {"api_url": fake_github.api_url, "sleep": waits.append,
-                                    "jitter": lambda: 1.0, "timeout_s": 5, **options}
-        forge = PyGithubForge(repository, token=token, **settings)
-        made.append(forge)
-        return forge
-
-    yield make
-    for forge in made:
-        forge.close()
-
-
-@pytest.fixture
-def forge(make_forge: MakeForge) -> PyGithubForge:
-    return make_forge()
 
 
 def main_sha(gh: FakeGitHub) -> str:

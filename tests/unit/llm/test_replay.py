@@ -37,13 +37,25 @@ def ask(purpose: str, tier: str) -> ChatRequest:
     return ChatRequest.model_validate({"purpose": purpose, "tier": tier, "messages": [message]})
 
 
+class Capturing:
+    """Every response `inner` gave, in order."""
+
+    def __init__(self, inner: LLM) -> None:
+        self.inner, self.responses = inner, []  # type: list[ChatResponse]
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        response = self.inner.complete(request)
+        self.responses.append(response)
+        return response
+
+
 def run(llm: LLM) -> list[ChatResponse]:
     """A plan, a generation and a judgement whose first answer needs the JSON repair-retry."""
-    return [
-        llm.complete(ask("plan", "cheap")),
-        llm.complete(ask("generate", "strong")),
-        *complete_json(llm, ask("judge", "judge"), Verdict).responses,
-    ]
+    capturing = Capturing(llm)
+    capturing.complete(ask("plan", "cheap"))
+    capturing.complete(ask("generate", "strong"))
+    complete_json(capturing, ask("judge", "judge"), Verdict)
+    return capturing.responses
 
 
 def record_run(server: FakeOpenAIServer, path: Path, sleeps: list[float]) -> list[ChatResponse]:

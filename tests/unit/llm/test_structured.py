@@ -68,7 +68,7 @@ def test_a_valid_first_answer_takes_one_call(
     answer = complete_json(make_client(), REQUEST, Plan)
 
     assert answer.value == Plan(title="t", steps=["a"])
-    assert len(answer.responses) == 1
+    assert answer.rejected == () and len(server.requests) == 1
     assert server.requests[0].body["response_format"] == {"type": "json_object"}
 
 
@@ -81,7 +81,8 @@ def test_repair_retry_quotes_the_error_and_succeeds(
     answer = complete_json(make_client(), REQUEST, Plan)
 
     assert answer.value.steps == ["a", "b"]
-    assert [r.text for r in answer.responses] == [bad, '{"title": "t", "steps": ["a", "b"]}']
+    (refused,) = answer.rejected
+    assert refused.text == bad and "steps: Field required" in refused.reason
     follow_up = server.requests[1].body["messages"]
     # Its own system prompt (correcting JSON), then the conversation and the problems.
     assert follow_up[0]["role"] == "system" and "correct a JSON answer" in follow_up[0][
@@ -109,5 +110,6 @@ def test_second_garbage_fails_clearly_with_both_replies(
     message = str(raised.value)
     assert "'plan' answer was not valid Plan JSON, even after one repair-retry" in message
     assert "title: Input should be a valid string" in message
-    assert len(raised.value.responses) == 2
+    assert [r.text for r in raised.value.rejected] == ["Here you go: {oops", '{"title": 3}']
+    assert "not valid JSON" in raised.value.rejected[0].reason
     assert len(server.requests) == 2

@@ -145,12 +145,60 @@ def test_token_budget_is_checked_before_the_call(tmp_path: Path) -> None:
     assert not llm.answers or len(llm.requests) <= 2
 
 
-def test_malformed_plan_twice_stops_the_run_as_the_models_failure(tmp_path: Path) -> None:
-    llm = ScriptedLLM([("plan", "sure! here you go"), ("plan", "{not json")])
-    final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+def test_a_plan_unusable_twice_does_not_sink_the_run(tmp_path: Path) -> None:
+    """Issue 8: it goes on with the contract as written, and says the plan was skipped;
+    the refused replies are kept with their reasons (issue 9)."""
+    events: list[tuple[str, str]] = []
+    llm = ScriptedLLM([("plan", "sure! here you go"), ("plan", "{not json"),
+                       ("generate", code("print('good')")), PASS])
+    final = run_loop(state(), Deps(llm=llm, sandbox=CannedSandbox(ok_if("good")),
+                                   work_root=tmp_path, on_event=lambda *e: events.append(e)))
+    assert final.status is Status.PASSED and final.usage.llm_calls == 4
+    assert final.plan is not None and final.plan.skipped.startswith("skipped: the plan answer")
+    assert [r.text for r in final.plan.rejected] == ["sure! here you go", "{not json"]
+    assert "no JSON object" in final.plan.rejected[0].reason
+    assert any("asking once more" in message for _, message in events)
+
+
+def test_a_function_plan_unusable_twice_stops_the_run(tmp_path: Path) -> None:
+    spec = TaskSpec(prompt="add two numbers", kind="function")
+    start = RunState(run_id="r", started_at="t0", spec_source="t.yml", spec=spec,
+                     output_name="task.py", contract=spec.contract, models=ModelTiers())
+    llm = ScriptedLLM([("plan", "no"), ("plan", "still no")])
+    final = run_loop(start, deps(llm, CannedSandbox(ok_if("good")), tmp_path))
     assert final.status is Status.STOPPED  # exit 1, not 3: nothing to fix in the setup
-    assert "malformed twice" in final.stop_reason
-    assert final.usage.llm_calls == 2
+    assert "unusable twice" in final.stop_reason and final.usage.llm_calls == 2
+    assert final.plan is not None and len(final.plan.rejected) == 2
+
+
+def test_nothing_to_plan_means_no_plan_call(tmp_path: Path) -> None:
+    contract = ExecutionContract(artifacts=[], stdout_contains=["hi"], timeout_s=5,
+                                 memory_mb=256, success_criteria=["says hi"])
+    spec = TaskSpec(prompt="say hi", contract=contract)
+    start = RunState(run_id="r", started_at="t0", spec_source="t.yml", spec=spec,
+                     output_name="task.py", contract=contract, models=ModelTiers(),
+                     user_contract_fields=sorted(contract.model_fields_set))
+    llm = ScriptedLLM([("generate", code("print('hi good')")), PASS])
+    sandbox = CannedSandbox(lambda c: ExecutionResult(
+        exit_code=0, stdout=StreamCapture(text="hi\n", total_bytes=3)))
+    final = run_loop(start, deps(llm, sandbox, tmp_path))
+    assert final.status is Status.PASSED and final.usage.llm_calls == 2
+    assert final.plan is not None and "nothing to plan" in final.plan.skipped
+
+
+def test_a_parroted_approach_is_sent_back_once(tmp_path: Path) -> None:
+    prompt = "Read sales.csv and print the total of the units column, then print done."
+    spec = TaskSpec(prompt=prompt)
+    start = RunState(run_id="r", started_at="t0", spec_source="t.yml", spec=spec,
+                     output_name="task.py", contract=spec.contract, models=ModelTiers())
+    echo = "Read sales.csv, and print the TOTAL of the units column; then print 'done'!"
+    llm = ScriptedLLM([("plan", json.dumps({"approach": echo, "contract": {}})),
+                       ("plan", json.dumps({"approach": "Loop over rows and print the sum "
+                                            "with the csv module.", "contract": {}})),
+                       ("generate", code("print('good')")), PASS])
+    final = run_loop(start, deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.plan is not None and final.plan.approach.startswith("Loop over rows")
+    assert "repeats the task" in final.plan.rejected[0].reason
 
 
 def test_sandbox_failure_ends_as_error_keeping_the_work(tmp_path: Path) -> None:

@@ -57,7 +57,8 @@ SCRIPTS = {
                           ("repair", code("boom()"))],
     "no code in the answer": [PLAN, ("generate", "I cannot help with that."),
                               ("repair", code("print('good')")), PASS],
-    "malformed plan": [("plan", "sure! here you go"), ("plan", "{not json")],
+    "malformed plan, then a pass": [("plan", "sure! here you go"), ("plan", "{not json"),
+                                    ("generate", code("print('good')")), PASS],
 }  # fmt: skip
 
 
@@ -105,6 +106,23 @@ def test_an_answer_without_code_failed_before_running(tmp_path: Path) -> None:
     assert "Not run: the answer was rejected before running" in first
     assert "| execution | failed | not run: " in first
     assert "Category: **syntax**." in first
+
+
+def test_a_skipped_plan_and_its_refused_answers_are_in_the_audit(tmp_path: Path) -> None:
+    text = check_reports(final_state(SCRIPTS["malformed plan, then a pass"], tmp_path))
+    plan = text.split("## Plan", 1)[1].split("## Contract", 1)[0]
+    assert "The plan step was skipped: the plan answer was unusable twice" in plan
+    assert "<summary>refused plan answer: the reply contains no JSON object</summary>" in plan
+    assert "sure! here you go" in plan and "{not json" in plan
+
+
+def test_an_empty_generation_is_kept_as_a_refused_answer(tmp_path: Path) -> None:
+    text = check_reports(final_state([PLAN, ("generate", "```python\n```\nSorry, no."),
+                                      ("repair", code("print('good')")), PASS], tmp_path))
+    first = attempt_sections(text)[0]
+    assert "refused generate answer: the answer held no Python code" in first
+    assert "Sorry, no." in first
+    assert "time  " not in first and " 0 ms" not in first  # it never ran: no time shown
 
 
 def test_a_sandbox_failure_leaves_an_unevaluated_attempt(tmp_path: Path) -> None:

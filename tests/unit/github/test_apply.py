@@ -1,0 +1,93 @@
+"""Applying write plans through the real adapter against the GitHub stand-in: the commit,
+the branch rules, the pull request made once, the comment found again, the labels."""
+
+from __future__ import annotations
+
+from selfcorrect_action.github.apply import apply_plan
+from selfcorrect_action.github.forge import FileChange
+from selfcorrect_action.github.naming import report_marker
+from selfcorrect_action.github.plan import (
+    PR_LINK_SLOT,
+    PlannedComment,
+    PlannedCommit,
+    PlannedPullRequest,
+    WritePlan,
+    status_labels,
+)
+from selfcorrect_action.github.pygithub_forge import PyGithubForge
+from tests.fakes.github_server import BOT_LOGIN, DEFAULT_REPO, FakeGitHub
+
+BRANCH = "selfcorrect/issue-1"
+MARKER = report_marker("run=1.1 task=x")
+
+
+def plan(content: str = "print('hi')\n", *, comment: bool = True) -> WritePlan:
+    return WritePlan(
+        repository=DEFAULT_REPO, task="issue #1", status="passed",
+        commit=PlannedCommit(branch=BRANCH, base_branch="main",
+                             message="selfcorrect: x\n\nSelfcorrect-Run: r1\n",
+                             files=[FileChange(path="scripts/x.py", content=content),
+                                    FileChange(path=".selfcorrect/runs/r1/AUDIT.md",
+                                               content="# audit\n")]),
+        pull_request=PlannedPullRequest(title="selfcorrect: x", body="Closes #1"),
+        comment=PlannedComment(number=1, marker=MARKER, body=f"{MARKER}\ndone\n{PR_LINK_SLOT}")
+        if comment else None,
+        labels=status_labels(1, passed=True) if comment else None,
+    )
+
+
+def test_a_plan_makes_branch_commit_pull_request_comment_and_labels(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    fake_github.add_issue(DEFAULT_REPO, "x", "body", labels=["selfcorrect:running"])
+    applied = apply_plan(plan(), forge)
+    assert applied.pull_request is not None and applied.held_back is None
+    assert fake_github.read_file(DEFAULT_REPO, BRANCH, "scripts/x.py") == b"print('hi')\n"
+    assert fake_github.read_file(DEFAULT_REPO, BRANCH, "README.md")  # on top of main
+    (pull,) = fake_github.pulls(DEFAULT_REPO)
+    assert pull.body == "Closes #1" and pull.user == BOT_LOGIN
+    (comment,) = fake_github.comments(DEFAULT_REPO, 1)
+    assert f"/pull/{pull.number}" in comment.body and PR_LINK_SLOT not in comment.body
+    assert sorted(fake_github.labels(DEFAULT_REPO, 1)) == ["selfcorrect:passed"]
+
+
+def test_applying_again_updates_the_same_pull_request_and_comment(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    apply_plan(plan(), forge)
+    first = fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"]
+    applied = apply_plan(plan("print('better')\n"), forge)
+    assert applied.commit_sha is not None
+    assert fake_github.git(DEFAULT_REPO, "rev-parse", f"{applied.commit_sha}^").strip() == first
+    assert len(fake_github.pulls(DEFAULT_REPO)) == 1
+    assert len(fake_github.comments(DEFAULT_REPO, 1)) == 1
+
+
+def test_a_persons_commit_on_the_branch_holds_the_plan_back(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    fake_github.add_user("maria")
+    apply_plan(plan(), forge)
+    human = fake_github.commit_files(DEFAULT_REPO, BRANCH, {"scripts/x.py": "# mine\n"},
+                                     message="my fix", author="maria")
+    applied = apply_plan(plan("print('again')\n"), forge)
+    assert applied.commit_sha is None and applied.held_back
+    assert "did not make" in applied.held_back
+    assert fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"] == human
+    (comment,) = fake_github.comments(DEFAULT_REPO, 1)
+    assert "Not committed" in comment.body
+
+
+def test_a_missing_base_branch_is_a_clear_error(fake_github: FakeGitHub,
+                                                forge: PyGithubForge) -> None:
+    import pytest
+
+    from selfcorrect_action.github.forge import ForgeError
+
+    bad = plan(comment=False).model_copy(update={"commit": plan().commit.model_copy(  # type: ignore[union-attr]
+        update={"base_branch": "nope"})})
+    with pytest.raises(ForgeError, match="base branch 'nope' does not exist"):
+        apply_plan(bad, forge)
+    assert fake_github.pulls(DEFAULT_REPO) == []
