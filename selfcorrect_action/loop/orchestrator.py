@@ -34,8 +34,10 @@ def run_loop(state: RunState, deps: Deps) -> RunState:
             state = reflect(evaluate(execute(state, deps), deps))
             deps.on_state(state)
     except SelfcorrectError as exc:
+        # A bad input found mid-run (a replay that does not fit) keeps its usage exit code;
+        # everything else that stops a run from outside it is infrastructure (3).
         state = evolve(end_run(state, Status.ERROR, str(exc)),
-                       {"error_exit_code": exc.exit_code})
+                       {"error_exit_code": 2 if exc.exit_code == 2 else 3})
     except KeyboardInterrupt as exc:
         # The caller writes the reports, then exits 130 or 143: tokens spent are not lost.
         interruption = interrupted_by(exc)
