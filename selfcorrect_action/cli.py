@@ -108,7 +108,8 @@ def _add_validate(sub: Subparsers) -> None:
         description="Check each task spec FILE and print every problem as "
         "file:line:col: message, with a hint. Exit 1 if any file has a problem.",
     )
-    p.add_argument("files", type=Path, nargs="+", metavar="FILE")
+    p.add_argument("files", type=Path, nargs="+", metavar="FILE",
+                   help="task spec files, or folders (every *.yml and *.yaml under them)")
     p.add_argument(
         "--no-check-files", dest="check_files", action="store_false",
         help="do not check that the tests and inputs a spec names exist",
@@ -132,7 +133,10 @@ def _add_run(sub: Subparsers) -> None:
     p.add_argument("spec", type=Path, help="the task spec (YAML; see docs/task-spec.md)")
     p.add_argument("--model", help="litellm model name for every tier (overrides the spec)")
     p.add_argument("--replay", type=Path, help="play back a recording instead of calling a model")
-    p.add_argument("--record", type=Path, help="record every model exchange to this file")
+    p.add_argument("--record", type=Path, help="record every model exchange to this file "
+                   "(a new file: an existing one is kept unless --overwrite-record)")
+    p.add_argument("--overwrite-record", action="store_true",
+                   help="let --record replace an existing recording")
     p.add_argument("--out", type=Path, dest="out_dir", help="output folder (default out/SPEC)")
     _add_runtime(p)
     p.add_argument("--guidance", help="extra guidance for every generation, e.g. "
@@ -169,7 +173,7 @@ def _run_run(args: argparse.Namespace) -> int:
     }
     return run_spec(RunOptions(
         spec_path=args.spec, settings=settings.from_environment(os.environ, **given),
-        out_dir=args.out_dir, as_json=args.json,
+        out_dir=args.out_dir, as_json=args.json, overwrite_record=args.overwrite_record,
     ), environ=os.environ)
 
 

@@ -32,6 +32,17 @@ def terminal_safe(text: object) -> str:
     return _CONTROL.sub("?", str(text))
 
 
+def shorten(text: str, width: int) -> str:
+    """At most `width` characters, cut at a word boundary with an ellipsis: progress lines
+    used to be cut mid-word (issue 9)."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    cut = flat[: width - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > width // 2 else cut).rstrip(" ,;:") + "…"
+
+
 def one_line(text: object) -> str:
     """terminal_safe, with newlines and tabs shown as \\n and \\t: a value printed inside a
     line (a file name, a check) must not start lines of its own, e.g. a fake 'PASSED'."""

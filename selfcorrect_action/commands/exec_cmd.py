@@ -30,6 +30,7 @@ from selfcorrect_action.sandbox.models import (
     script_argv,
 )
 from selfcorrect_action.taxonomy import Verdict
+from selfcorrect_action.waiting import announced_wait
 
 MAX_INPUT_BYTES = 48 * 1024 * 1024
 
@@ -58,7 +59,11 @@ def exec_script(
     with tempfile.TemporaryDirectory(prefix="selfcorrect-") as scratch:
         target = artifacts_dir or Path(scratch) / "artifacts"
         with Sandbox(client, image) as sandbox:
-            result = sandbox.run(request, target)
+            _progress_to_stderr(f"running {script.name} in a fresh sandbox ({runtime}, "
+                                f"timeout {contract.timeout_s:g} s)")
+            with announced_wait(_progress_to_stderr, f"{script.name} to finish",
+                                timeout_s=contract.timeout_s):
+                result = sandbox.run(request, target)
         verdict = evaluate(result, contract, script_name=script.name)
         report = exec_report(result, verdict)
         if as_json:

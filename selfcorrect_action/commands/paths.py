@@ -33,10 +33,15 @@ def writable_folder(path: Path, flag: str, *, empty: bool = False) -> Path:
     return path
 
 
-def writable_file(path: Path, flag: str) -> Path:
-    """`path` names a file we can create or overwrite (its folder must exist)."""
+def writable_file(path: Path, flag: str, *, new: bool = False, new_hint: str = "") -> Path:
+    """`path` names a file we can create or overwrite (its folder must exist); with `new`,
+    one that exists is refused: a 37 KB recording once became 3.6 KB when an interrupted
+    run recorded over it (issue 9)."""
     if path.is_dir():
         raise UsageError(f"{flag} {path}: is a folder", hint="name a file, e.g. run.jsonl")
+    if new and (path.exists() or path.is_symlink()):
+        raise UsageError(f"{flag} {path}: exists, and would be replaced",
+                         hint=new_hint or "name a new file")
     folder = path.parent
     try:
         if not folder.is_dir():

@@ -42,6 +42,7 @@ class RunOptions:
     settings: RunSettings
     out_dir: Path | None = None
     as_json: bool = False
+    overwrite_record: bool = False
 
 
 def run_spec(options: RunOptions, *, environ: Mapping[str, str]) -> int:
@@ -54,7 +55,8 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str]) -> int:
         check_replay_fits(settings.replay, loaded.spec.prompt, secrets=secrets)
     out_dir = writable_folder(options.out_dir or Path("out") / options.spec_path.stem, "--out")
     if settings.record is not None:
-        writable_file(settings.record, "--record")
+        writable_file(settings.record, "--record", new=not options.overwrite_record,
+                      new_hint="pass --overwrite-record to replace it, or name another file")
     console = Console(stderr=True, highlight=False)
     events = RunEvents(on_event=progress_printer(console, secrets))
     with RunSession(loaded, models, settings, environ=environ, secrets=secrets,
@@ -80,7 +82,9 @@ def progress_printer(console: Console, secrets: list[str]) -> Callable[[str, str
         # Messages quote script output and model answers: no secrets, no rich markup and no
         # terminal control characters.
         safe = escape(terminal_safe(redact(message, secrets=secrets)))
-        console.print(f"[{STEP_STYLES.get(step, 'white')}]{step:>8}[/] {safe}", markup=True)
+        # A CI log is not a terminal: no hard wrap at 80 columns there (issue 9).
+        console.print(f"[{STEP_STYLES.get(step, 'white')}]{step:>8}[/] {safe}", markup=True,
+                      soft_wrap=not console.is_terminal)
     return show
 
 

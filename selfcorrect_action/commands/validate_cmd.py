@@ -16,9 +16,18 @@ from selfcorrect_action.spec import load_spec
 MAX_SHOWN = 50
 
 
+SPEC_SUFFIXES = (".yml", ".yaml")
+# Folders nobody keeps specs in, skipped when a folder is walked (a spec folder such as
+# .selfcorrect/ is hidden too, so hidden folders in general are not skipped).
+SKIPPED_FOLDERS = frozenset({".git", ".venv", "venv", "node_modules", "__pycache__", ".tox"})
+
+
 def validate_files(paths: list[Path], *, check_files: bool = True) -> int:
-    """Print the problems of each spec and a summary line; 0 when all are valid, else 1."""
+    """Print the problems of each spec and a summary line; 0 when all are valid, else 1.
+    A folder stands for the *.yml and *.yaml files under it, as ruff and pytest take
+    folders (issue 9)."""
     failed = 0
+    paths = expand(paths)
     for path in paths:
         problems = spec_problems(path, check_files=check_files)
         for problem in problems[:MAX_SHOWN]:
@@ -29,6 +38,19 @@ def validate_files(paths: list[Path], *, check_files: bool = True) -> int:
         failed += bool(problems)
     print(summary(len(paths), failed))
     return 1 if failed else 0
+
+
+def expand(paths: list[Path]) -> list[Path]:
+    files: list[Path] = []
+    for path in paths:
+        if not path.is_dir():
+            files.append(path)
+            continue
+        files.extend(sorted(
+            found for found in path.rglob("*")
+            if found.suffix in SPEC_SUFFIXES and found.is_file()
+            and not SKIPPED_FOLDERS.intersection(found.relative_to(path).parts)))
+    return files
 
 
 def spec_problems(path: Path, *, check_files: bool = True) -> list[str]:

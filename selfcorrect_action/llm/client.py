@@ -8,6 +8,7 @@ inside each of our attempts, with sleeps we neither see nor control.
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
@@ -26,7 +27,7 @@ from selfcorrect_action.llm.failures import (
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse, ModelTiers
 from selfcorrect_action.llm.replay import REPLAY_HIDDEN_KEY, ReplaySession
 from selfcorrect_action.llm.retry import RetryPolicy, backoff_delay
-from selfcorrect_action.llm.waiting import Notify, announced_wait
+from selfcorrect_action.waiting import Notify, announced_wait
 
 log = logging.getLogger(__name__)
 
@@ -105,6 +106,11 @@ class LiteLLMClient:
             kwargs["api_base"] = self.api_base
         if self._api_key:
             kwargs["api_key"] = self._api_key
+        elif self.api_base and self._replay is None and not _has_key(model):
+            # Local servers (llama.cpp, vLLM, Ollama, LM Studio) want no key, but the OpenAI
+            # SDK under litellm refuses to send a request without one: a made-up
+            # OPENAI_API_KEY used to be needed before anything ran (issue 8).
+            kwargs["api_key"] = NO_KEY
         if self._replay is not None:
             kwargs["litellm_metadata"] = self._replay.tag_for(request)
         return kwargs
@@ -143,6 +149,16 @@ class LiteLLMClient:
         else:
             log.warning("%s", message)
         self._sleep(delay)
+
+
+NO_KEY = "no-key-needed"
+
+
+@functools.cache
+def _has_key(model: str) -> bool:
+    """Whether the environment holds the key litellm looks for for `model`."""
+    report = load_litellm().validate_environment(model=model)
+    return bool(report.get("keys_in_environment"))
 
 
 def _waits_too_long(failure: Failure, policy: RetryPolicy) -> bool:

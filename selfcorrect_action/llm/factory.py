@@ -12,7 +12,7 @@ from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.llm.recording import Recorder, RecordingLLM
 from selfcorrect_action.llm.replay import ReplaySession
 from selfcorrect_action.llm.retry import RetryPolicy
-from selfcorrect_action.llm.waiting import Notify
+from selfcorrect_action.waiting import Notify
 
 
 def client_for(

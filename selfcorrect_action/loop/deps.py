@@ -13,7 +13,7 @@ from typing import Protocol
 
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.loop.budget import PriceFn
-from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.loop.state import LLMCall, RunState
 from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult, InputFile
 
 
@@ -43,3 +43,7 @@ class Deps:
     # The state after the plan and after every attempt: the action's live comment is a view
     # of it. Like on_event, it observes and never decides.
     on_state: Callable[[RunState], None] = lambda state: None
+    # Every model call made in the run, appended the moment it returns: a step that an error
+    # or Ctrl-C interrupts has not put its calls into the state yet, and what they cost
+    # must not vanish from the reports ("cost $0.0000" after a paid, unpriced call).
+    ledger: list[LLMCall] = field(default_factory=list)

@@ -17,6 +17,7 @@ from selfcorrect_action.loop.state import (
 )
 from selfcorrect_action.records import evolve
 from selfcorrect_action.taxonomy import Category, Check, Verdict
+from selfcorrect_action.templating import shorten
 
 
 def evaluate(state: RunState, deps: Deps) -> RunState:
@@ -46,7 +47,8 @@ def evaluate(state: RunState, deps: Deps) -> RunState:
         attempt = evolve(attempt, {"llm_calls": [*attempt.llm_calls, *llm.calls],
                                    "rejected": [*attempt.rejected, *refused]})
     deps.on_event("evaluate", f"attempt {attempt.index}: " + (
-        "passed" if verdict.passed else f"{verdict.category} failure: {verdict.evidence[:120]}"))
+        "passed" if verdict.passed else f"{verdict.category} failure: "
+        f"{shorten(verdict.evidence, 160)}"))
     return with_last_attempt(state, evolve(attempt, {
         "verdict": verdict, "judge": judged, "tests": tests.outcomes if tests else [],
         "progress": progress(verdict, tests),

@@ -24,7 +24,7 @@ from selfcorrect_action.loop.state import (
 )
 from selfcorrect_action.records import evolve
 from selfcorrect_action.taxonomy import Category, Check, Verdict
-from selfcorrect_action.templating import render
+from selfcorrect_action.templating import render, shorten
 
 INITIAL = NextStep(strategy=Strategy.INITIAL, tier="cheap", reason="first attempt")
 # No task's script is this large; an answer that is comes from a server ignoring max_tokens
@@ -60,11 +60,26 @@ def generate(state: RunState, deps: Deps) -> RunState:
         rejected=refused,
     )
     attempt = _mark_cycle_or_empty(state, attempt, oversized=oversized)
+    _say_what_came(deps, attempt)
     return evolve(state, {
         "attempts": [*state.attempts, attempt],
         "usage": _count_retry(llm.usage, step.strategy),
         "next_step": None,
     })
+
+
+def _say_what_came(deps: Deps, attempt: Attempt) -> None:
+    """Every generation's outcome gets a line: four "attempt N" lines in a row with no word
+    on why (all were answers that did not parse) left a user guessing (issue 9)."""
+    lines = len(attempt.code.splitlines())
+    if attempt.cycle_of is not None:
+        said = f"the same code as attempt {attempt.cycle_of}: not run again"
+    elif attempt.verdict is not None:
+        said = f"{attempt.verdict.category} failure found without running it: " + shorten(
+            attempt.verdict.evidence, 140)
+    else:
+        said = f"got {lines} lines of code"
+    deps.on_event("generate", f"attempt {attempt.index}: {said}")
 
 
 def code_sha(code: str) -> str:

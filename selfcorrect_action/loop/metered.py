@@ -22,7 +22,7 @@ DEFAULT_MAX_TOKENS = {"plan": 2000, "generate": 6000, "repair": 6000, "judge": 1
 class MeteredLLM:
     def __init__(
         self, inner: LLM, *, usage: Usage, budget: TokenBudget, tiers: ModelTiers,
-        price: PriceFn,
+        price: PriceFn, ledger: list[LLMCall] | None = None,
     ) -> None:
         self._inner = inner
         self._budget = budget
@@ -30,6 +30,7 @@ class MeteredLLM:
         self._price = price
         self.usage = usage
         self.calls: list[LLMCall] = []
+        self._ledger = ledger if ledger is not None else []
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Raises BudgetExhausted (before any spending) if even a short answer would not fit."""
@@ -48,6 +49,7 @@ class MeteredLLM:
             latency_ms=response.latency_ms, replayed=response.replayed,
         )
         self.calls.append(call)
+        self._ledger.append(call)
         self.usage = add_call(self.usage, call)
         if self.usage.tokens > self._budget.tokens:
             # The server sent more than max_tokens allowed (or its prompt count was beyond

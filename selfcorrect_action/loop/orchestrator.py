@@ -5,20 +5,44 @@ with the reason; everything the run did until then is kept in the state."""
 from __future__ import annotations
 
 from selfcorrect_action.errors import SelfcorrectError, interrupted_by
+from selfcorrect_action.loop.budget import add_call
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.evaluate import evaluate
 from selfcorrect_action.loop.execute import execute
 from selfcorrect_action.loop.generate import generate
 from selfcorrect_action.loop.plan import plan
 from selfcorrect_action.loop.reflect import reflect
-from selfcorrect_action.loop.state import RunState, Status, end_run
+from selfcorrect_action.loop.state import LLMCall, RunState, Status, end_run
 from selfcorrect_action.records import evolve
+from selfcorrect_action.templating import shorten
 
 # generate → execute → evaluate → reflect once per attempt; this bounds a buggy decision.
 HARD_ATTEMPT_CAP = 40
 
 
+def _with_unrecorded_calls(state: RunState, made: list[LLMCall], before: int) -> RunState:
+    """Usage that also counts the calls an interrupted step made but could not record:
+    `made` are this run's calls in order, of which the state holds the first
+    `usage.llm_calls - before`."""
+    usage = state.usage
+    for call in made[usage.llm_calls - before:]:
+        usage = add_call(usage, call)
+    return evolve(state, {"usage": usage})
+
+
 def run_loop(state: RunState, deps: Deps) -> RunState:
+    before, ledger_start = state.usage.llm_calls, len(deps.ledger)
+    state = _run(state, deps)
+    state = _with_unrecorded_calls(state, deps.ledger[ledger_start:], before)
+    state = evolve(state, {"finished_at": deps.now(), "next_step": None})
+    # One line: the full reason and its hint are in the summary that follows (both used to
+    # print the whole error twice, issue 9).
+    deps.on_event("done", f"{state.status.value}: "
+                  f"{shorten(state.stop_reason.splitlines()[0] if state.stop_reason else '', 200)}")
+    return state
+
+
+def _run(state: RunState, deps: Deps) -> RunState:
     try:
         if state.plan is None:
             state = plan(state, deps)
@@ -45,6 +69,4 @@ def run_loop(state: RunState, deps: Deps) -> RunState:
             state, Status.ERROR,
             f"interrupted by {interruption.described}: the attempts so far are kept in "
             "this report"), {"interrupted_by": interruption.signal_name})
-    state = evolve(state, {"finished_at": deps.now(), "next_step": None})
-    deps.on_event("done", f"{state.status.value}: {state.stop_reason}")
     return state

@@ -26,7 +26,7 @@ CYCLE_BUCKET = "repeated code"
 STATUS_WORDS = {
     Status.PASSED: "passed",
     Status.EXHAUSTED: "failed: budget exhausted",
-    Status.STOPPED: "failed: stopped without progress",
+    Status.STOPPED: "failed: stopped",
     Status.ERROR: "error: the run could not continue",
     Status.RUNNING: "unfinished",
 }

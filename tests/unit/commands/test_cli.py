@@ -49,3 +49,16 @@ def test_an_unknown_provider_is_bad_usage_before_any_call(
     assert main(["run", str(spec), "--model", "nosuchprovider/model", "--json"]) == 2
     printed = json.loads(capsys.readouterr().out)
     assert "litellm cannot tell which provider" in printed["error"]
+
+
+def test_record_never_replaces_a_recording_unless_asked(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spec = tmp_path / "t.yml"
+    spec.write_text("prompt: p\n")
+    recording = tmp_path / "run.jsonl"
+    recording.write_text("precious\n")
+    code = main(["run", str(spec), "--model", "openai/x", "--record", str(recording),
+                 "--out", str(tmp_path / "out")])
+    assert code == 2 and "exists, and would be replaced" in capsys.readouterr().err
+    assert recording.read_text() == "precious\n"

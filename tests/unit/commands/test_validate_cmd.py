@@ -216,3 +216,18 @@ def test_hundreds_of_problems_are_counted_past_the_first_fifty(
     assert located[0].startswith(f"{path}:4:")  # the first ones, in file order
     assert lines[-2] == f"{path}: 70 more problems not shown; fix the ones above first"
     assert lines[-1] == summary(1, 1)
+
+
+def test_a_folder_stands_for_the_specs_under_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    tasks = tmp_path / ".selfcorrect" / "tasks"
+    tasks.mkdir(parents=True)
+    (tasks / "good.yml").write_text("prompt: draw it\n")
+    (tasks / "bad.yaml").write_text("prompt: draw it\ncolour: red\n")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "junk.yml").write_text("not: a spec\n")
+    assert main(["validate", "--no-check-files", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert "bad.yaml:2:1: colour: unknown field" in out
+    assert "2 files checked, 1 with problems" in out and "junk" not in out

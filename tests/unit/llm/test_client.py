@@ -178,7 +178,9 @@ def test_auth_failure_fails_fast_and_never_shows_the_key(
 
 
 def test_missing_key_names_the_variable_to_set(server: FakeOpenAIServer) -> None:
-    client = LiteLLMClient(api_base=server.api_base, sleep=pytest.fail)
+    """The provider's own endpoint (no api_base) needs its key; the call is refused before
+    anything is sent. (With an api_base, see test_a_local_server_needs_no_provider_key.)"""
+    client = LiteLLMClient(sleep=pytest.fail)
 
     with pytest.raises(LLMAuthError) as raised:
         client.complete(ask())
@@ -246,7 +248,7 @@ def test_an_honest_answer_is_kept_whole(
 def test_a_slow_answer_is_announced_while_waiting(
     server: FakeOpenAIServer, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from selfcorrect_action.llm import waiting
+    from selfcorrect_action import waiting
 
     monkeypatch.setattr(waiting, "FIRST_NOTICE_S", 0.2)
     monkeypatch.setattr(waiting, "NOTICE_EVERY_S", 0.2)
@@ -265,3 +267,13 @@ def test_retries_are_announced_to_the_listener(
     server.script(Status(503), Reply(content="ok"))
     assert make_client(on_wait=notices.append).complete(ask()).text == "ok"
     assert len(notices) == 1 and "retrying in" in notices[0] and "HTTP 503" in notices[0]
+
+
+def test_a_local_server_needs_no_provider_key(
+    server: FakeOpenAIServer, make_client: MakeClient
+) -> None:
+    """Issue 8: with an api_base and no OPENAI_API_KEY, the call used to fail before it was
+    sent ("Missing credentials"); local servers want no key."""
+    server.script(Reply(content="hi"))
+    assert make_client(api_key=None).complete(ask()).text == "hi"
+    assert server.requests[0].headers.get("authorization") == "Bearer no-key-needed"

@@ -314,3 +314,23 @@ def test_an_oversized_answer_is_cut_and_never_run(tmp_path: Path) -> None:
     assert first.verdict is not None and first.verdict.category.value == "syntax"
     assert "more than the 200,000" in first.verdict.evidence
     assert len(sandbox.requests) == 1 and final.status is Status.PASSED
+
+
+def test_calls_an_interrupted_step_made_still_count(tmp_path: Path) -> None:
+    """A step stopped mid-way (here: the judge's repair-retry meets an outage) has not put
+    its calls into the state; their tokens and unknown price must still be reported."""
+    from selfcorrect_action.llm.errors import LLMUnavailable
+
+    class UnpricedThenDown(ScriptedLLM):
+        def complete(self, request):  # type: ignore[no-untyped-def]
+            if not self.answers:
+                raise LLMUnavailable("the API is down")
+            response = super().complete(request)
+            return response.model_copy(update={"cost_usd": 0.0, "cost_known": False})
+
+    llm = UnpricedThenDown([PLAN, ("generate", code("print('good')")),
+                            ("judge", "not json")])
+    final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.ERROR
+    assert final.usage.llm_calls == 3  # plan, generate, and the judge's first answer
+    assert not final.usage.cost_known  # "cost unknown", not "$0.0000"

@@ -1,6 +1,7 @@
-"""Saying what a model call waits for while it waits: a slow or hanging API used to leave the
-progress line on "planning the contract" for minutes (issue 9). A background ticker calls
-`notify` a few seconds into a call and then at intervals, until the call returns."""
+"""Saying what a wait is for while it lasts: a slow or hanging model API used to leave the
+progress line on "planning the contract" for minutes, and `exec` said nothing during a
+30 s script (issue 9). A background ticker calls `notify` a few seconds into the wait and
+then at intervals, until it ends."""
 
 from __future__ import annotations
 
