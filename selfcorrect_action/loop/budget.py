@@ -19,6 +19,30 @@ TOKENS_PER_MESSAGE = 8
 MIN_COMPLETION_TOKENS = 256
 
 PriceFn = Callable[[str, int, int], float | None]
+# (model) -> (context window, longest answer), each None when unknown.
+LimitsFn = Callable[[str], tuple[int | None, int | None]]
+
+
+def no_limits(model: str) -> tuple[int | None, int | None]:
+    return None, None
+
+
+class PromptTooLong(Exception):
+    """The prompt alone leaves no room for a useful answer in the model's context window."""
+
+
+def fit_to_model(wanted: int, *, model: str, prompt_tokens: int, limits: LimitsFn) -> int:
+    """`wanted` max_tokens, lowered to what the model can take where its limits are known."""
+    window, longest = limits(model)
+    allowed = min(wanted, longest) if longest else wanted
+    if window:
+        room = window - prompt_tokens
+        if room < MIN_COMPLETION_TOKENS:
+            raise PromptTooLong(
+                f"the prompt (about {prompt_tokens:,} tokens) leaves no room for an answer in "
+                f"{model}'s context window of {window:,} tokens")
+        allowed = min(allowed, room)
+    return allowed
 
 
 @dataclass(frozen=True)

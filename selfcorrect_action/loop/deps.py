@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from selfcorrect_action.llm.base import LLM
-from selfcorrect_action.loop.budget import PriceFn
+from selfcorrect_action.loop.budget import LimitsFn, PriceFn, no_limits
 from selfcorrect_action.loop.state import LLMCall, RunState
 from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult, InputFile
 
@@ -36,6 +36,7 @@ class Deps:
     work_root: Path  # each attempt's artifacts land under work_root/attempt-N/
     inputs: list[InputFile] = field(default_factory=list)
     price: PriceFn = no_price
+    limits: LimitsFn = no_limits  # each model's context window and longest answer, if known
     monotonic: Callable[[], float] = time.monotonic
     now: Callable[[], str] = utc_now
     # (step, message): live progress for the CLI and the issue comment; never decides anything

@@ -28,7 +28,7 @@ class RunEnded:
 def metered(state: RunState, deps: Deps) -> MeteredLLM:
     budget = TokenBudget(tokens=state.budget.tokens, cost_usd=state.budget.cost_usd)
     return MeteredLLM(deps.llm, usage=state.usage, budget=budget, tiers=state.models,
-                      price=deps.price, ledger=deps.ledger)
+                      price=deps.price, ledger=deps.ledger, limits=deps.limits)
 
 
 Role = Literal["plan", "code", "judge"]

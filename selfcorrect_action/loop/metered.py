@@ -4,14 +4,19 @@ each call's usage, so a step returns exactly what it spent."""
 from __future__ import annotations
 
 from selfcorrect_action.llm.base import LLM
+from selfcorrect_action.llm.errors import LLMRequestError
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse, ModelTiers
 from selfcorrect_action.loop.budget import (
     BudgetExhausted,
+    LimitsFn,
     PriceFn,
+    PromptTooLong,
     TokenBudget,
     add_call,
     allowed_completion,
     estimate_prompt_tokens,
+    fit_to_model,
+    no_limits,
 )
 from selfcorrect_action.loop.state import LLMCall, Usage
 from selfcorrect_action.records import evolve
@@ -23,11 +28,13 @@ class MeteredLLM:
     def __init__(
         self, inner: LLM, *, usage: Usage, budget: TokenBudget, tiers: ModelTiers,
         price: PriceFn, ledger: list[LLMCall] | None = None,
+        limits: LimitsFn = no_limits,
     ) -> None:
         self._inner = inner
         self._budget = budget
         self._tiers = tiers
         self._price = price
+        self._limits = limits
         self.usage = usage
         self.calls: list[LLMCall] = []
         self._ledger = ledger if ledger is not None else []
@@ -35,11 +42,17 @@ class MeteredLLM:
     def complete(self, request: ChatRequest) -> ChatResponse:
         """Raises BudgetExhausted (before any spending) if even a short answer would not fit."""
         model = self._tiers.for_tier(request.tier) if request.tier else str(request.model)
-        wanted = request.max_tokens or DEFAULT_MAX_TOKENS[request.purpose]
+        prompt_tokens = estimate_prompt_tokens(request.messages)
+        try:
+            wanted = fit_to_model(request.max_tokens or DEFAULT_MAX_TOKENS[request.purpose],
+                                  model=model, prompt_tokens=prompt_tokens,
+                                  limits=self._limits)
+        except PromptTooLong as exc:
+            raise LLMRequestError(str(exc), hint="use a model with a larger context window, "
+                                  "or shorten the task and its input files") from exc
         max_tokens = allowed_completion(
-            self.usage, self._budget, model=model,
-            prompt_tokens=estimate_prompt_tokens(request.messages), wanted=wanted,
-            price=self._price,
+            self.usage, self._budget, model=model, prompt_tokens=prompt_tokens,
+            wanted=wanted, price=self._price,
         )
         response = self._inner.complete(evolve(request, {"max_tokens": max_tokens}))
         call = LLMCall(

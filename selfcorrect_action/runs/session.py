@@ -16,7 +16,7 @@ from types import TracebackType
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.llm.retry import RetryPolicy
-from selfcorrect_action.loop.budget import PriceFn, unpriced_cost_cap
+from selfcorrect_action.loop.budget import LimitsFn, PriceFn, no_limits, unpriced_cost_cap
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.orchestrator import run_loop
 from selfcorrect_action.loop.state import RunState
@@ -102,6 +102,7 @@ class RunSession:
             tempfile.TemporaryDirectory(prefix="selfcorrect-run-"))
         return Deps(llm=llm, sandbox=sandbox, work_root=Path(scratch),
                     inputs=_inputs(self.loaded), price=_price(),
+                    limits=no_limits if self.settings.replaying else _limits(),
                     on_event=say, on_state=self.events.on_state)
 
     def _llm(self) -> LLM:
@@ -118,6 +119,15 @@ class RunSession:
 
 def _inputs(loaded: LoadedSpec) -> list[InputFile]:
     return [InputFile(path=path.name, data=path.read_bytes()) for path in loaded.input_paths]
+
+
+def _limits() -> LimitsFn:
+    from selfcorrect_action.llm.limits import model_limits
+
+    def limits(model: str) -> tuple[int | None, int | None]:
+        known = model_limits(model)
+        return known.context_tokens, known.answer_tokens
+    return limits
 
 
 def _price() -> PriceFn:

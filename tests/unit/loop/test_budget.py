@@ -117,3 +117,23 @@ def test_dollar_amounts_below_a_cent_do_not_print_as_zero() -> None:
 
     assert [usd(x) for x in (0, 0.00001, 0.005, 0.5, 1, 12.5, 100_000)] == [
         "$0.00", "$0.00001", "$0.005", "$0.5", "$1.00", "$12.50", "$100,000.00"]
+
+
+def test_requests_are_sized_to_the_models_known_limits() -> None:
+    from selfcorrect_action.loop.budget import PromptTooLong, fit_to_model
+
+    def small(model: str) -> tuple[int | None, int | None]:
+        return (8192, 4096) if model == "ollama/llama3" else (None, None)
+
+    assert fit_to_model(6000, model="ollama/llama3", prompt_tokens=1000, limits=small) == 4096
+    assert fit_to_model(6000, model="ollama/llama3", prompt_tokens=6000, limits=small) == 2192
+    assert fit_to_model(6000, model="local/unknown", prompt_tokens=90_000, limits=small) == 6000
+    with pytest.raises(PromptTooLong, match="context window of 8,192 tokens"):
+        fit_to_model(6000, model="ollama/llama3", prompt_tokens=8000, limits=small)
+
+
+def test_the_litellm_table_gives_known_models_their_window() -> None:
+    from selfcorrect_action.llm.limits import ModelLimits, model_limits
+
+    assert model_limits("openai/gpt-4o-mini").context_tokens == 128_000
+    assert model_limits("openai/a-local-model-nobody-knows") == ModelLimits()
