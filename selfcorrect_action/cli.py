@@ -28,6 +28,8 @@ from selfcorrect_action.errors import (
 )
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 
+# The run settings' choices, without importing the run machinery to build the parser.
+STRUCTURED_CHOICES = ("auto", "json-schema", "json-object-schema", "json-object", "off")
 Handler = Callable[[argparse.Namespace], int]
 SignalHandler = Callable[[int, FrameType | None], Any] | int | None
 
@@ -149,6 +151,11 @@ def _add_run(sub: Subparsers) -> None:
     p.add_argument("--llm-retries", metavar="N",
                    help="retry a failed model request up to N times (default 3, or "
                    "SELFCORRECT_LLM_RETRIES)")
+    p.add_argument("--structured-output", choices=list(STRUCTURED_CHOICES),
+                   help="how JSON answers are asked for: auto (a JSON Schema where the model "
+                   "enforces one), json-schema (vLLM, Ollama, LM Studio), json-object-schema "
+                   "(llama.cpp's server), json-object, off (default auto, or "
+                   "SELFCORRECT_STRUCTURED_OUTPUT)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
     p.set_defaults(handler=_run_run)
 
@@ -170,6 +177,7 @@ def _run_run(args: argparse.Namespace) -> int:
         if args.llm_timeout is not None else None,
         "llm_retries": settings.llm_retries(args.llm_retries, "--llm-retries")
         if args.llm_retries is not None else None,
+        "structured_output": args.structured_output,
     }
     return run_spec(RunOptions(
         spec_path=args.spec, settings=settings.from_environment(os.environ, **given),

@@ -13,6 +13,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from selfcorrect_action.errors import UsageError
+from selfcorrect_action.llm.models import StructuredOutput
 from selfcorrect_action.runs import settings as run_settings
 
 Mode = Literal["run", "plan", "publish"]
@@ -42,6 +43,7 @@ class ActionInputs(BaseModel):
     llm_timeout_s: float | None = None
     llm_retries: int | None = None
     mode: Mode = "run"
+    structured_output: StructuredOutput = "auto"
     plan_dir: str = DEFAULT_PLAN_DIR
 
 
@@ -81,6 +83,8 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         "llm_retries": run_settings.llm_retries(raw, "input llm-retries")
         if (raw := get("llm-retries")) else None,
         "mode": _choice(get("mode") or "run", "mode", ("run", "plan", "publish")),
+        "structured_output": run_settings.structured_output(raw, "input structured-output")
+        if (raw := get("structured-output")) else "auto",
         "plan_dir": _repo_path(get("plan-dir"), "plan-dir") or DEFAULT_PLAN_DIR,
     }
     return ActionInputs.model_validate(values)

@@ -134,6 +134,7 @@ def _settings(task: Task, inputs: ActionInputs, environ: Mapping[str, str]) -> R
         llm_retries=inputs.llm_retries if inputs.llm_retries is not None
         else RunSettings().llm_retries,
         sandbox_image=inputs.sandbox_image,
+        structured_output=inputs.structured_output,
         fallback_model=environ.get("SELFCORRECT_MODEL") or None,
     )
 

@@ -24,7 +24,13 @@ from selfcorrect_action.llm.failures import (
     own_error_in,
     to_error,
 )
-from selfcorrect_action.llm.models import ChatRequest, ChatResponse, ModelTiers
+from selfcorrect_action.llm.formats import response_format, wire_messages
+from selfcorrect_action.llm.models import (
+    ChatRequest,
+    ChatResponse,
+    ModelTiers,
+    StructuredOutput,
+)
 from selfcorrect_action.llm.replay import REPLAY_HIDDEN_KEY, ReplaySession
 from selfcorrect_action.llm.retry import RetryPolicy, backoff_delay
 from selfcorrect_action.waiting import Notify, announced_wait
@@ -53,6 +59,7 @@ class LiteLLMClient:
         rng: random.Random | None = None,
         replay: ReplaySession | None = None,
         on_wait: Notify | None = None,
+        structured: StructuredOutput = "auto",
     ) -> None:
         self.tiers = tiers or ModelTiers()
         self.api_base = api_base
@@ -65,6 +72,9 @@ class LiteLLMClient:
         self._replay = replay
         # Told about long waits and retries, for progress lines (never decides anything).
         self._on_wait = on_wait
+        self.structured = structured
+        # Models whose server answered a schema with a 4xx: they get plain JSON mode after.
+        self._schema_refused: set[str] = set()
 
     def __repr__(self) -> str:
         # Spelled out so the API key can never reach a log through repr().
@@ -82,6 +92,8 @@ class LiteLLMClient:
                 return self._attempt(request, model)
             except Exception as exc:  # litellm raises from many hierarchies; classify sorts them
                 failure = self._failure_or_reraise(exc)
+                if self._schema_was_refused(failure, request, model):
+                    continue  # the same attempt again, in plain JSON mode
                 if self._give_up(failure, attempt):
                     raise to_error(
                         failure, model=model, attempts=attempt, explicit_key=bool(self._api_key)
@@ -101,7 +113,10 @@ class LiteLLMClient:
                              max_tokens=request.max_tokens)
 
     def _call_kwargs(self, request: ChatRequest, model: str) -> dict[str, Any]:
-        kwargs = completion_kwargs(request, model, timeout_s=self.timeout_s)
+        structured = "json-object" if model in self._schema_refused else self.structured
+        kwargs = completion_kwargs(request, model, timeout_s=self.timeout_s,
+                                   structured=structured,
+                                   enforces_schema=self._enforces_schema(model))
         if self.api_base:
             kwargs["api_base"] = self.api_base
         if self._api_key:
@@ -114,6 +129,27 @@ class LiteLLMClient:
         if self._replay is not None:
             kwargs["litellm_metadata"] = self._replay.tag_for(request)
         return kwargs
+
+    def _schema_was_refused(self, failure: Failure, request: ChatRequest, model: str) -> bool:
+        """A server that cannot take our schema (400/422: "json_schema not supported", a
+        grammar it cannot compile) gets the call again without it, once per model."""
+        sent_schema = (request.json_schema is not None and self.structured != "json-object"
+                       and model not in self._schema_refused)
+        if failure.kind != "rejected" or not sent_schema:
+            return False
+        self._schema_refused.add(model)
+        message = (f"{model} refused the JSON schema for the {request.purpose} answer "
+                   f"({failure.describe()}); asking in plain JSON mode from now on")
+        if self._on_wait is not None:
+            self._on_wait(message)
+        else:
+            log.warning("%s", message)
+        return True
+
+    def _enforces_schema(self, model: str) -> bool:
+        if self._replay is not None:
+            return False
+        return _supports_schema(model)
 
     def _failure_or_reraise(self, exc: Exception) -> Failure:
         own = own_error_in(exc)
@@ -155,6 +191,15 @@ NO_KEY = "no-key-needed"
 
 
 @functools.cache
+def _supports_schema(model: str) -> bool:
+    """litellm's word on whether the provider enforces a JSON Schema for this model."""
+    try:
+        return bool(load_litellm().supports_response_schema(model=model))
+    except Exception:  # an unknown model: litellm cannot say, so we do not assume
+        return False
+
+
+@functools.cache
 def _has_key(model: str) -> bool:
     """Whether the environment holds the key litellm looks for for `model`."""
     report = load_litellm().validate_environment(model=model)
@@ -165,11 +210,13 @@ def _waits_too_long(failure: Failure, policy: RetryPolicy) -> bool:
     return failure.retry_after_s is not None and failure.retry_after_s > policy.max_retry_after_s
 
 
-def completion_kwargs(request: ChatRequest, model: str, *, timeout_s: float) -> dict[str, Any]:
+def completion_kwargs(request: ChatRequest, model: str, *, timeout_s: float,
+                      structured: StructuredOutput = "auto",
+                      enforces_schema: bool = False) -> dict[str, Any]:
     """The ``litellm.completion`` arguments for ``request``, minus endpoint and credentials."""
     kwargs: dict[str, Any] = {
         "model": model,
-        "messages": [message.model_dump() for message in request.messages],
+        "messages": wire_messages(request.messages),
         "timeout": timeout_s,
         "num_retries": 0,
         "max_retries": 0,
@@ -181,8 +228,9 @@ def completion_kwargs(request: ChatRequest, model: str, *, timeout_s: float) -> 
         kwargs["temperature"] = request.temperature
     if request.max_tokens is not None:
         kwargs["max_tokens"] = request.max_tokens
-    if request.response_format == "json":
-        kwargs["response_format"] = {"type": "json_object"}
+    wanted = response_format(request, structured, enforces_schema=enforces_schema)
+    if wanted is not None:
+        kwargs["response_format"] = wanted
     return kwargs
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.client import DEFAULT_TIMEOUT_S, LiteLLMClient
-from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.llm.models import ModelTiers, StructuredOutput
 from selfcorrect_action.llm.recording import Recorder, RecordingLLM
 from selfcorrect_action.llm.replay import ReplaySession
 from selfcorrect_action.llm.retry import RetryPolicy
@@ -27,6 +27,7 @@ def client_for(
     sleep: Callable[[float], None] = time.sleep,
     secrets: Sequence[str] = (),
     on_wait: Notify | None = None,
+    structured: StructuredOutput = "auto",
 ) -> LLM:
     """A client for the real models, or playing back ``replay``; recording to ``record``.
 
@@ -43,6 +44,7 @@ def client_for(
         sleep=sleep,
         replay=session,
         on_wait=on_wait,
+        structured=structured,
     )
     if record is not None:
         client = RecordingLLM(client, Recorder(record, secrets=secrets))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
@@ -25,11 +25,32 @@ class ModelTiers(BaseModel):
         return str(getattr(self, tier))
 
 
+# A downscaled image is a few hundred KB at most (evaluation/images.judge_image): anything
+# bigger is not one of ours.
+MAX_IMAGE_BASE64_CHARS = 1_400_000
+StructuredOutput = Literal["auto", "json-schema", "json-object-schema", "json-object", "off"]
+
+
+class ImageAttachment(BaseModel):
+    """An image sent with a message (to a model that accepts images): base64 PNG or JPEG."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    media_type: Literal["image/png", "image/jpeg"]
+    data: str = Field(max_length=MAX_IMAGE_BASE64_CHARS)
+    label: str = ""  # what it is, e.g. the artifact's path
+
+    @property
+    def data_url(self) -> str:
+        return f"data:{self.media_type};base64,{self.data}"
+
+
 class ChatMessage(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     role: Role
     content: str
+    images: tuple[ImageAttachment, ...] = ()
 
 
 class ChatRequest(BaseModel):
@@ -45,6 +66,10 @@ class ChatRequest(BaseModel):
     temperature: float | None = Field(default=None, ge=0.0, le=2.0)
     max_tokens: int | None = Field(default=None, gt=0)
     response_format: ResponseFormat = "text"
+    # The JSON Schema a "json" answer must match, for providers that enforce one (the
+    # answer is validated against the full model either way).
+    json_schema: dict[str, Any] | None = None
+    schema_name: str = ""
 
     @model_validator(mode="after")
     def _tier_or_model(self) -> ChatRequest:

@@ -80,7 +80,10 @@ class Recorder:
         with self._lock:
             exchange = RecordedExchange(index=self._next_index, request=request, response=response)
             lines = [] if self._next_index else [_header_line()]
-            data = exchange.model_dump(mode="json", exclude={"response": {"replayed"}})
+            # Defaults left out: a message without images, a request without a schema, read
+            # back the same, and recordings stay the size they were.
+            data = exchange.model_dump(mode="json", exclude={"response": {"replayed"}},
+                                       exclude_defaults=True)
             lines.append(json.dumps(redact_data(data, secrets=self.secrets), ensure_ascii=False,
                                     separators=(",", ":")))
             self._append(lines, fresh=self._next_index == 0)

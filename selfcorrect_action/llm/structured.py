@@ -68,7 +68,9 @@ def complete_json(llm: LLM, request: ChatRequest, schema: type[M], *,
     repair-retry follows. ``on_retry`` hears why a retry is made, for progress lines. The
     prompt must mention JSON: OpenAI's JSON mode refuses requests that do not.
     """
-    request = evolve(request, {"response_format": "json"})
+    request = evolve(request, {"response_format": "json",
+                               "json_schema": schema.model_json_schema(),
+                               "schema_name": schema.__name__})
     first = llm.complete(request)
     try:
         return JSONAnswer(_accepted(first, schema, check))

@@ -114,6 +114,7 @@ class RunSession:
             api_base=settings.api_base, timeout_s=settings.llm_timeout_s,
             retry=RetryPolicy(max_attempts=settings.llm_retries + 1), secrets=self._secrets,
             on_wait=lambda message: self.events.on_event("llm", message),
+            structured=settings.structured_output,
         )
 
 

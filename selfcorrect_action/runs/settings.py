@@ -13,12 +13,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.llm.client import DEFAULT_TIMEOUT_S
+from selfcorrect_action.llm.models import StructuredOutput
 from selfcorrect_action.sandbox.models import Runtime
 
 ENV_MODEL = "SELFCORRECT_MODEL"
 ENV_API_BASE = "SELFCORRECT_API_BASE"
 ENV_LLM_TIMEOUT = "SELFCORRECT_LLM_TIMEOUT_S"
 ENV_LLM_RETRIES = "SELFCORRECT_LLM_RETRIES"
+ENV_STRUCTURED = "SELFCORRECT_STRUCTURED_OUTPUT"
+STRUCTURED_CHOICES = ("auto", "json-schema", "json-object-schema", "json-object", "off")
 DEFAULT_LLM_RETRIES = 3
 MAX_LLM_TIMEOUT_S = 3600.0
 MAX_LLM_RETRIES = 10
@@ -40,6 +43,9 @@ class RunSettings(BaseModel):
     llm_timeout_s: float = Field(default=DEFAULT_TIMEOUT_S, gt=0, le=MAX_LLM_TIMEOUT_S)
     llm_retries: int = Field(default=DEFAULT_LLM_RETRIES, ge=0, le=MAX_LLM_RETRIES)
     sandbox_image: str | None = None  # a prebuilt image to use instead of building ours
+    # How structured answers are asked for (llm/formats.py): "auto" sends a JSON Schema
+    # where litellm says the model enforces one; OpenAI-compatible servers opt in.
+    structured_output: StructuredOutput = "auto"
 
     @property
     def replaying(self) -> bool:
@@ -85,6 +91,15 @@ def api_base(raw: str, where: str) -> str:
     return raw.strip()
 
 
+def structured_output(raw: str, where: str) -> str:
+    value = raw.strip().lower()
+    if value not in STRUCTURED_CHOICES:
+        raise UsageError(f"{where}: expected one of {', '.join(STRUCTURED_CHOICES)}, got "
+                         f"{raw!r}", hint="json-object-schema for llama.cpp's server, "
+                         "json-schema for vLLM, Ollama and LM Studio, auto for hosted models")
+    return value
+
+
 def _model_name(raw: str, where: str) -> str | None:
     return raw.strip() or None
 
@@ -98,6 +113,7 @@ def from_environment(environ: Mapping[str, str], **given: object) -> RunSettings
         "api_base": (ENV_API_BASE, api_base),
         "llm_timeout_s": (ENV_LLM_TIMEOUT, llm_timeout),
         "llm_retries": (ENV_LLM_RETRIES, llm_retries),
+        "structured_output": (ENV_STRUCTURED, structured_output),
     }
     for key, (variable, parse) in fallbacks.items():
         raw = environ.get(variable, "")

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 import pytest
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from selfcorrect_action.llm import (
     ChatMessage,
@@ -16,7 +16,7 @@ from selfcorrect_action.llm import (
     complete_json,
 )
 from selfcorrect_action.llm.structured import ReplyProblem, extract_json_object
-from tests.fakes.openai_server import FakeOpenAIServer, Reply
+from tests.fakes.openai_server import FakeOpenAIServer, Reply, Status
 
 MakeClient = Callable[..., LiteLLMClient]
 
@@ -69,7 +69,48 @@ def test_a_valid_first_answer_takes_one_call(
 
     assert answer.value == Plan(title="t", steps=["a"])
     assert answer.rejected == () and len(server.requests) == 1
-    assert server.requests[0].body["response_format"] == {"type": "json_object"}
+    # gpt-4o-mini enforces a JSON Schema (litellm says so): it is sent, without prose.
+    sent = server.requests[0].body["response_format"]
+    assert sent["type"] == "json_schema" and sent["json_schema"]["name"] == "Plan"
+    assert sent["json_schema"]["schema"]["required"] == ["title", "steps"]
+    assert "title" not in sent["json_schema"]["schema"]
+
+
+class Bounded(BaseModel):
+    name: str = Field(min_length=1, max_length=4000)
+    tags: list[str] = Field(max_length=5)
+
+
+@pytest.mark.parametrize(("mode", "expected"), [
+    ("json-object-schema", {"type": "json_object", "schema": {
+        "properties": {"name": {"type": "string"}, "tags": {"items": {"type": "string"},
+                                                             "type": "array"}},
+        "required": ["name", "tags"], "type": "object"}}),
+    ("json-object", {"type": "json_object"}),
+    ("off", None),
+])
+def test_what_each_mode_sends(server: FakeOpenAIServer, make_client: MakeClient, mode: str,
+                              expected: object) -> None:
+    """llama.cpp takes the schema inside json_object, and its grammar compiler choked on
+    long maxLength bounds: those are left out of what is sent (and still validated)."""
+    server.script(Reply(content='{"name": "x", "tags": []}'))
+    answer = complete_json(make_client(structured=mode), REQUEST, Bounded)
+    assert answer.value.name == "x"
+    assert server.requests[0].body.get("response_format") == expected
+
+
+def test_a_server_that_refuses_the_schema_is_asked_again_without_it(
+    server: FakeOpenAIServer, make_client: MakeClient, sleeps: list[float]
+) -> None:
+    server.script(Status(400, message="json_schema is not supported"),
+                  Reply(content='{"title": "t", "steps": []}'),
+                  Reply(content='{"title": "u", "steps": []}'))
+    client = make_client(structured="json-schema")
+    assert complete_json(client, REQUEST, Plan).value.title == "t"
+    assert complete_json(client, REQUEST, Plan).value.title == "u"
+    formats = [r.body.get("response_format", {}).get("type") for r in server.requests]
+    assert formats == ["json_schema", "json_object", "json_object"]  # remembered
+    assert sleeps == []  # not an outage: no backoff
 
 
 def test_repair_retry_quotes_the_error_and_succeeds(
