@@ -124,3 +124,64 @@ def _non_blank(path: str, decoded: _Decoded) -> Check:
         f"expected a non-blank image (grey-level std dev above {BLANK_STDDEV_FLOOR}), found a "
         f"nearly uniform image: std dev {stddev:.2f}, mean grey level {mean:.0f} of 255",
     )
+
+
+# What a judge that sees images is sent: enough to read a chart's bars and labels, small
+# enough that a few of them cost little next to the prompt (and fit a recording).
+JUDGE_MAX_SIDE = 768
+JUDGE_MAX_BYTES = 400_000
+
+
+@dataclass(frozen=True)
+class JudgeImage:
+    media_type: str  # "image/png" or "image/jpeg"
+    data: bytes
+    width: int  # as sent
+    height: int
+    original: tuple[int, int]
+
+
+def judge_image(file: Path, kind: str) -> JudgeImage | None:
+    """The artifact as the judge model sees it: decoded only after the same header and
+    bomb checks as the contract's, flattened onto white, downscaled to JUDGE_MAX_SIDE and
+    re-encoded (PNG, or JPEG when that is too large). None when it is not a usable image."""
+    if kind not in _FORMATS:
+        return None
+    label, magic = _FORMATS[kind]
+    head = read_head(file)
+    if not head.startswith(magic):
+        return None
+    try:
+        if kind == "png":
+            _check_png_header(head)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            with Image.open(file, formats=[label]) as image:
+                _check_pixels(*image.size)
+                image.load()
+                original = image.size
+                small = _flattened(image)
+    except Exception:  # unreadable or refused: the judge gets the text preview only
+        return None
+    small.thumbnail((JUDGE_MAX_SIDE, JUDGE_MAX_SIDE))
+    return _encoded(small, original)
+
+
+def _flattened(image: Image.Image) -> Image.Image:
+    if image.mode in {"RGBA", "LA", "PA"} or "transparency" in image.info:
+        rgba = image.convert("RGBA")
+        white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(white, rgba).convert("RGB")
+    return image.convert("RGB")
+
+
+def _encoded(image: Image.Image, original: tuple[int, int]) -> JudgeImage | None:
+    import io
+
+    for media_type, options in (("image/png", {"format": "PNG", "optimize": True}),
+                                ("image/jpeg", {"format": "JPEG", "quality": 85})):
+        out = io.BytesIO()
+        image.save(out, **options)  # type: ignore[arg-type]
+        if out.tell() <= JUDGE_MAX_BYTES:
+            return JudgeImage(media_type, out.getvalue(), *image.size, original)
+    return None

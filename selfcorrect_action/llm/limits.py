@@ -31,3 +31,12 @@ def model_limits(model: str) -> ModelLimits:
 
 def _positive(value: object) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+@functools.cache
+def supports_images(model: str) -> bool:
+    """litellm's word on whether the model accepts image parts (its vision flag)."""
+    try:
+        return bool(load_litellm().supports_vision(model=model))
+    except Exception:  # unknown model: it gets text only
+        return False

@@ -37,6 +37,7 @@ class Deps:
     inputs: list[InputFile] = field(default_factory=list)
     price: PriceFn = no_price
     limits: LimitsFn = no_limits  # each model's context window and longest answer, if known
+    sees_images: Callable[[str], bool] = lambda model: False  # whether a model takes images
     monotonic: Callable[[], float] = time.monotonic
     now: Callable[[], str] = utc_now
     # (step, message): live progress for the CLI and the issue comment; never decides anything

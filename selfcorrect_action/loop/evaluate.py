@@ -34,8 +34,10 @@ def evaluate(state: RunState, deps: Deps) -> RunState:
     if verdict.passed and state.spec.judge:
         deps.on_event("evaluate", f"attempt {attempt.index}: asking the judge")
         llm = metered(state, deps)
+        sees = deps.sees_images(state.models.judge)
         outcome = call_or_end(state, llm, lambda: judge(
-            state, attempt, llm, on_retry=lambda why: deps.on_event("evaluate", why)))
+            state, attempt, llm, on_retry=lambda why: deps.on_event("evaluate", why),
+            sees_images=sees))
         if isinstance(outcome, RunEnded):
             return with_last_attempt(outcome.state, evolve(attempt, {
                 "verdict": verdict, "tests": tests.outcomes if tests else [],

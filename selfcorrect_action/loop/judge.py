@@ -4,19 +4,24 @@ answer that stays malformed after the repair-retry. Its reasoning is kept for th
 
 from __future__ import annotations
 
+import base64
 from collections.abc import Callable
+from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from selfcorrect_action.evaluation.artifact_preview import describe_artifacts
+from selfcorrect_action.evaluation.images import judge_image
+from selfcorrect_action.evaluation.sniff import detect_kind
 from selfcorrect_action.llm.errors import LLMStructuredOutputError
-from selfcorrect_action.llm.models import ChatMessage, ChatRequest
+from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ImageAttachment
 from selfcorrect_action.llm.structured import Rejection, complete_json
 from selfcorrect_action.loop.llm_step import system_message
 from selfcorrect_action.loop.metered import MeteredLLM
 from selfcorrect_action.loop.state import Attempt, JudgeOutcome, RejectedReply, RunState
 from selfcorrect_action.markdown import defang_fences
+from selfcorrect_action.sandbox.models import ArtifactRecord
 from selfcorrect_action.templating import render
 
 STDOUT_TAIL_LINES = 40
@@ -31,18 +36,23 @@ class JudgeAnswer(BaseModel):
 
 
 def judge(state: RunState, attempt: Attempt, llm: MeteredLLM,
-          on_retry: Callable[[str], None] | None = None
+          on_retry: Callable[[str], None] | None = None, *, sees_images: bool = False,
           ) -> tuple[JudgeOutcome, list[RejectedReply]]:
-    """The judge's outcome and the answers of its refused on the way. Raises
-    BudgetExhausted when the budget cannot pay for the judge."""
+    """The judge's outcome and the answers it refused on the way. A judge model that
+    accepts images is sent the image artifacts themselves (issue 8: told only their
+    dimensions and to fail what it cannot verify, it would reject a correct chart).
+    Raises BudgetExhausted when the budget cannot pay for the judge."""
     execution = attempt.execution
+    records = execution.artifacts if execution else []
+    images = judge_images(records) if sees_images else []
     request = ChatRequest(purpose="judge", tier="judge", messages=(
         system_message(state, "judge"), ChatMessage(role="user", content=render(
             "prompts/judge.j2", prompt=state.spec.prompt,
             criteria=state.contract.success_criteria, code=attempt.code,
             stdout=_tail(execution.stdout.text if execution else ""),
-            artifacts=describe_artifacts(execution.artifacts if execution else []),
-        )),),
+            artifacts=describe_artifacts(records), sees_images=sees_images,
+            attached=[image.label for image in images],
+        ), images=tuple(images)),),
     )
     try:
         answer = complete_json(llm, request, JudgeAnswer, on_retry=on_retry)
@@ -51,6 +61,29 @@ def judge(state: RunState, attempt: Attempt, llm: MeteredLLM,
                             f"({exc.message}); failing closed", raw_verdict="unreadable"
                             ), _rejected(exc.rejected)
     return outcome_of(answer.value), _rejected(answer.rejected)
+
+
+MAX_JUDGE_IMAGES = 3
+
+
+def judge_images(records: list[ArtifactRecord]) -> list[ImageAttachment]:
+    """The first few PNG and JPEG artifacts, checked and downscaled for the judge."""
+    attached: list[ImageAttachment] = []
+    for record in records:
+        if len(attached) >= MAX_JUDGE_IMAGES:
+            break
+        if record.host_path is None or record.path.startswith("."):
+            continue
+        path = Path(str(record.host_path))
+        image = judge_image(path, detect_kind(path))
+        if image is None:
+            continue
+        attached.append(ImageAttachment(
+            media_type=image.media_type,  # type: ignore[arg-type]  # png or jpeg only
+            data=base64.b64encode(image.data).decode("ascii"),
+            label=f"{record.path} ({image.original[0]}x{image.original[1]}, shown at "
+                  f"{image.width}x{image.height})"))
+    return attached
 
 
 def _rejected(rejections: tuple[Rejection, ...]) -> list[RejectedReply]:

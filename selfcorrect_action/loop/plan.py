@@ -109,6 +109,7 @@ def _request(state: RunState, deps: Deps, missing: list[str], *, need_tests: boo
             "prompts/plan.j2", prompt=state.spec.prompt, inputs=previews(deps.inputs),
             user_contract_json=_user_contract_json(state), missing=missing,
             field_hints=FIELD_HINTS, need_tests=need_tests, module_name=module_name(state),
+            judge_sees_images=deps.sees_images(state.models.judge),
         ))),
     )
 

@@ -103,6 +103,7 @@ class RunSession:
         return Deps(llm=llm, sandbox=sandbox, work_root=Path(scratch),
                     inputs=_inputs(self.loaded), price=_price(),
                     limits=no_limits if self.settings.replaying else _limits(),
+                    sees_images=_sees_images(),
                     on_event=say, on_state=self.events.on_state)
 
     def _llm(self) -> LLM:
@@ -120,6 +121,12 @@ class RunSession:
 
 def _inputs(loaded: LoadedSpec) -> list[InputFile]:
     return [InputFile(path=path.name, data=path.read_bytes()) for path in loaded.input_paths]
+
+
+def _sees_images() -> Callable[[str], bool]:
+    from selfcorrect_action.llm.limits import supports_images
+
+    return supports_images
 
 
 def _limits() -> LimitsFn:

@@ -138,3 +138,27 @@ def test_a_recording_of_another_task_is_refused(
     code = main(["run", "examples/tasks/bar_chart.yml", "--replay",
                  "examples/replays/two_sum.jsonl"])
     assert code == 2 and "different task" in capsys.readouterr().err
+
+
+def test_the_judge_that_sees_images_was_sent_the_chart(tmp_path: Path,
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 8: the bar-chart recording (made through the real provider path against a local
+    server, examples/record_replays.py) carries the chart itself in the judge's request,
+    downscaled; the prompt names it. Replaying it runs the same code path."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    from selfcorrect_action.llm.recording import read_recording
+
+    recording = read_recording(ROOT / "examples/replays/bar_chart.jsonl")
+    (judge,) = [e.request for e in recording.exchanges if e.request.purpose == "judge"]
+    (image,) = judge.messages[-1].images
+    assert image.media_type == "image/png" and image.label.startswith("chart.png (")
+    shown = Image.open(io.BytesIO(base64.b64decode(image.data)))
+    assert max(shown.size) <= 768
+    assert "attached to this message" in judge.messages[-1].content
+    monkeypatch.chdir(ROOT)
+    assert main(["run", "examples/tasks/bar_chart.yml", "--replay",
+                 "examples/replays/bar_chart.jsonl", "--out", str(tmp_path)]) == 0

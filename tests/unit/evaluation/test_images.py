@@ -195,3 +195,38 @@ def test_by_aspect_names(tmp_path: Path) -> None:
     draw_chart().save(file)
     results = _by_aspect(check_image(spec("chart.png", "png", non_blank=True), file))
     assert set(results) == {"kind", "not blank"}
+
+
+def test_a_judge_image_is_downscaled_and_flattened(tmp_path: Path) -> None:
+    from PIL import Image as PILImage
+
+    from selfcorrect_action.evaluation.images import JUDGE_MAX_SIDE, judge_image
+
+    path = tmp_path / "big.png"
+    image = PILImage.new("RGBA", (2400, 1200), (0, 0, 0, 0))  # fully transparent
+    image.paste((200, 30, 30, 255), (100, 100, 600, 1100))
+    image.save(path)
+    sent = judge_image(path, "png")
+    assert sent is not None and sent.media_type == "image/png"
+    assert (sent.width, sent.height) == (JUDGE_MAX_SIDE, JUDGE_MAX_SIDE // 2)
+    assert sent.original == (2400, 1200)
+    shown = PILImage.open(__import__("io").BytesIO(sent.data))
+    assert shown.mode == "RGB" and shown.getpixel((0, 0)) == (255, 255, 255)  # on white
+
+
+def test_a_bomb_or_a_fake_is_never_decoded_for_the_judge(tmp_path: Path) -> None:
+    import struct
+    import zlib
+
+    from selfcorrect_action.evaluation.images import judge_image
+
+    bomb = tmp_path / "bomb.png"
+    ihdr = struct.pack(">IIBBBBB", 100_000, 100_000, 8, 0, 0, 0, 0)
+    chunk = b"IHDR" + ihdr
+    bomb.write_bytes(b"\x89PNG\r\n\x1a\n" + struct.pack(">I", len(ihdr)) + chunk
+                     + struct.pack(">I", zlib.crc32(chunk)))
+    assert judge_image(bomb, "png") is None
+    text = tmp_path / "text.png"
+    text.write_text("not an image")
+    assert judge_image(text, "png") is None
+    assert judge_image(text, "csv") is None
