@@ -88,7 +88,8 @@ def plan(state: RunState, deps: Deps) -> RunState:
 
     def ask() -> JSONAnswer[PlanAnswer] | LLMStructuredOutputError:
         try:
-            return complete_json(llm, request, PlanAnswer, check=_not_a_parrot(state),
+            return complete_json(llm, request, PlanAnswer,
+                                 check=_not_a_parrot(request.messages[-1].content),
                                  on_retry=lambda why: deps.on_event("plan", why))
         except LLMStructuredOutputError as exc:
             return exc
@@ -160,11 +161,14 @@ def _rejected(rejections: tuple[Rejection, ...]) -> list[RejectedReply]:
     return [RejectedReply.of("plan", r.reason, r.text, r.finish_reason) for r in rejections]
 
 
-def _not_a_parrot(state: RunState) -> Callable[[PlanAnswer], str | None]:
+def _not_a_parrot(asked: str) -> Callable[[PlanAnswer], str | None]:
+    """Refuses an approach made of the words it was asked with: the task's, or our own
+    instructions' (a real model answered "2-6 sentences: how the program will do it...",
+    the placeholder itself)."""
     def check(answer: PlanAnswer) -> str | None:
-        if parrots(answer.approach, state.spec.prompt):
-            return ("the approach repeats the task's own words instead of saying how the "
-                    "program will do it (which steps, which libraries, which files)")
+        if parrots(answer.approach, asked):
+            return ("the approach repeats the words it was asked with instead of saying how "
+                    "the program will do it (which steps, which libraries, which files)")
         return None
     return check
 
@@ -172,11 +176,11 @@ def _not_a_parrot(state: RunState) -> Callable[[PlanAnswer], str | None]:
 _WORDS = re.compile(r"[a-z0-9]+")
 
 
-def parrots(approach: str, prompt: str) -> bool:
-    """Whether an 'approach' is the task said again: its words, in order, are (nearly)
-    all the task's own. A plan that only echoes the task plans nothing (issue 9)."""
+def parrots(approach: str, asked_with: str) -> bool:
+    """Whether an 'approach' is what it was asked with said again: its words, in order,
+    are (nearly) all the request's own. Such a plan plans nothing (issue 9)."""
     said = _WORDS.findall(approach.lower())
-    asked = _WORDS.findall(prompt.lower()[:20_000])
+    asked = _WORDS.findall(asked_with.lower()[:40_000])
     if len(said) < 4:
         return False
     matcher = difflib.SequenceMatcher(None, said, asked, autojunk=False)

@@ -198,7 +198,7 @@ def test_a_parroted_approach_is_sent_back_once(tmp_path: Path) -> None:
                        ("generate", code("print('good')")), PASS])
     final = run_loop(start, deps(llm, CannedSandbox(ok_if("good")), tmp_path))
     assert final.plan is not None and final.plan.approach.startswith("Loop over rows")
-    assert "repeats the task" in final.plan.rejected[0].reason
+    assert "repeats the words it was asked with" in final.plan.rejected[0].reason
 
 
 def test_sandbox_failure_ends_as_error_keeping_the_work(tmp_path: Path) -> None:

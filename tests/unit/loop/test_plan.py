@@ -57,3 +57,18 @@ def test_plan_answers_are_strict() -> None:
 def test_written_tests_must_be_real_tests(tests: str, problem: str) -> None:
     with pytest.raises(ValidationError, match=problem):
         PlanAnswer.model_validate({"approach": "x", "tests": tests})
+
+
+def test_an_approach_that_echoes_the_prompt_or_our_placeholder_is_a_parrot() -> None:
+    from selfcorrect_action.loop.plan import parrots
+
+    asked = ("Plan how to meet this task. Task: Read sales.csv and plot units per product. "
+             '"approach": "2-6 sentences: how the program will do it, which libraries, '
+             'which files it writes"')
+    assert parrots("2-6 sentences: how the program will do it, which libraries, which "
+                   "files it writes", asked)  # what SmolLM2 answered
+    assert parrots("Read sales.csv and plot units per product.", asked)
+    assert not parrots("Load sales.csv with pandas, group by product, sum the units, sort "
+                       "them descending and draw the bars with matplotlib into chart.png.",
+                       asked)
+    assert not parrots("Use csv.", asked)  # too short to tell
