@@ -18,7 +18,6 @@ the layer cache; otherwise the build is reused while the context is unchanged).
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import subprocess
 import sys
@@ -41,9 +40,9 @@ from tests.e2e.action.harness import (  # noqa: E402
     labeled,
     runner_inputs,
 )
-from tests.e2e.action.runner import read_outputs  # noqa: E402
+from tests.e2e.action.runner import prepare, read_outputs  # noqa: E402
 from tests.e2e.action_image import build_action_image  # noqa: E402
-from tests.fakes.github_server import DEFAULT_REPO, WRITE_TOKEN, seeded  # noqa: E402
+from tests.fakes.github_server import DEFAULT_REPO, WRITE_TOKEN, FakeGitHub, seeded  # noqa: E402
 
 MARKS = {"start": "[selfcorrect] permission:", "task": "[selfcorrect] task:",
          "image": "[selfcorrect] sandbox:", "done": "[selfcorrect] done:"}
@@ -76,32 +75,15 @@ def one_run(image: str, scratch: Path) -> Timing:
         github.stop()
 
 
-def _timed_container(image: str, github: object, scratch: Path, event: dict[str, object]
-                     ) -> Timing:
-    from tests.fakes.github_server import FakeGitHub
-
-    assert isinstance(github, FakeGitHub)
-    workspace = checkout(github, scratch / "workspace")
-    home, workflow, commands = (scratch / n for n in ("home", "workflow", "commands"))
-    for folder in (home, workflow, commands):
-        folder.mkdir()
-    (workflow / "event.json").write_text(json.dumps(event))
-    (commands / "out").write_text("")
-    env = {"HOME": "/github/home", "CI": "true", "GITHUB_ACTIONS": "true",
-           "GITHUB_EVENT_NAME": "issues", "GITHUB_EVENT_PATH": "/github/workflow/event.json",
-           "GITHUB_WORKSPACE": "/github/workspace", "GITHUB_REPOSITORY": DEFAULT_REPO,
-           "GITHUB_API_URL": github.api_url, "GITHUB_OUTPUT": "/github/file_commands/out",
-           **{f"INPUT_{k.upper()}": v for k, v in runner_inputs(
-               {"replay": "replays"}, token=WRITE_TOKEN).items()}}
-    argv = ["docker", "run", "--rm", "--network", "host", "--workdir", "/github/workspace",
-            "-v", f"{workspace}:/github/workspace", "-v", f"{home}:/github/home",
-            "-v", f"{workflow}:/github/workflow", "-v", f"{commands}:/github/file_commands",
-            "-v", "/var/run/docker.sock:/var/run/docker.sock"]
-    for name, value in env.items():
-        argv += ["-e", f"{name}={value}"]
+def _timed_container(image: str, github: FakeGitHub, scratch: Path,
+                     event: dict[str, object]) -> Timing:
+    prepared = prepare(image, workspace=checkout(github, scratch / "workspace"),
+                       scratch=scratch, event_name="issues", event=event,
+                       inputs=runner_inputs({"replay": "replays"}, token=WRITE_TOKEN),
+                       repository=DEFAULT_REPO, api_url=github.api_url)
     seen: dict[str, float] = {}
     started = time.perf_counter()
-    with subprocess.Popen([*argv, image], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    with subprocess.Popen(prepared.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           text=True) as child:
         assert child.stdout is not None
         for line in child.stdout:
@@ -109,7 +91,7 @@ def _timed_container(image: str, github: object, scratch: Path, event: dict[str,
                 if line.startswith(prefix) and mark not in seen:
                     seen[mark] = time.perf_counter() - started
     whole = time.perf_counter() - started
-    outputs = read_outputs((commands / "out").read_text())
+    outputs = read_outputs(prepared.outputs.read_text())
     if child.returncode != 0 or outputs.get("status") != "passed" or len(seen) < len(MARKS):
         raise SystemExit(f"the run did not pass (exit {child.returncode}, marks {seen})")
     return Timing(whole=whole, start=seen["start"], image=seen["image"] - seen["task"],

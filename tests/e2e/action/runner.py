@@ -35,9 +35,18 @@ def read_outputs(text: str) -> dict[str, str]:
     return {m.group("name"): m.group("value") for m in _BLOCK.finditer(text)}
 
 
-def run_action(image: str, *, workspace: Path, scratch: Path, event_name: str,
-               event: dict[str, Any], inputs: dict[str, str], repository: str, api_url: str,
-               env: dict[str, str] | None = None, timeout_s: float = 600) -> ActionRun:
+@dataclass(frozen=True)
+class Prepared:
+    """A `docker run` command line for one event, and where its file commands land."""
+
+    argv: list[str]
+    outputs: Path
+    summary: Path
+
+
+def prepare(image: str, *, workspace: Path, scratch: Path, event_name: str,
+            event: dict[str, Any], inputs: dict[str, str], repository: str, api_url: str,
+            env: dict[str, str] | None = None) -> Prepared:
     home, workflow, commands = (scratch / name for name in ("home", "workflow",
                                                             "file_commands"))
     for folder in (home, workflow, commands):
@@ -64,7 +73,15 @@ def run_action(image: str, *, workspace: Path, scratch: Path, event_name: str,
             "-v", "/var/run/docker.sock:/var/run/docker.sock"]
     for name, value in variables.items():
         argv += ["-e", f"{name}={value}"]
-    done = subprocess.run([*argv, image], capture_output=True, text=True, timeout=timeout_s)
+    return Prepared([*argv, image], commands / output_name, commands / summary_name)
+
+
+def run_action(image: str, *, workspace: Path, scratch: Path, event_name: str,
+               event: dict[str, Any], inputs: dict[str, str], repository: str, api_url: str,
+               env: dict[str, str] | None = None, timeout_s: float = 600) -> ActionRun:
+    prepared = prepare(image, workspace=workspace, scratch=scratch, event_name=event_name,
+                       event=event, inputs=inputs, repository=repository, api_url=api_url,
+                       env=env)
+    done = subprocess.run(prepared.argv, capture_output=True, text=True, timeout=timeout_s)
     return ActionRun(done.returncode, done.stdout, done.stderr,
-                     read_outputs((commands / output_name).read_text()),
-                     (commands / summary_name).read_text())
+                     read_outputs(prepared.outputs.read_text()), prepared.summary.read_text())
