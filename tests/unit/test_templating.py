@@ -50,3 +50,14 @@ def test_the_exec_summary_cannot_be_faked_by_a_file_name() -> None:
     assert not any(line.startswith(("PASSED", "execution: exit 0")) for line in lines), text
     assert lines[0].startswith("FAILED  sx\\nPASSED  forge.py\\n")
     assert "\x1b" not in text
+
+
+def test_shorten_cuts_at_a_word_boundary() -> None:
+    from selfcorrect_action.templating import shorten
+
+    text = "contract failure: chart.png: expected the script to write this file, found none"
+    short = shorten(text, 40)
+    assert len(short) <= 40 and short.endswith("…") and not short[:-1].endswith(" ")
+    assert short == "contract failure: chart.png: expected…"
+    assert shorten("  several   spaces\nand lines ", 80) == "several spaces and lines"
+    assert len(shorten("x" * 500, 50)) == 50  # one long word: cut inside it

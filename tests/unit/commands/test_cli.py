@@ -62,3 +62,16 @@ def test_record_never_replaces_a_recording_unless_asked(
                  "--out", str(tmp_path / "out")])
     assert code == 2 and "exists, and would be replaced" in capsys.readouterr().err
     assert recording.read_text() == "precious\n"
+
+
+def test_progress_lines_are_not_hard_wrapped_outside_a_terminal() -> None:
+    import io
+
+    from rich.console import Console
+
+    from selfcorrect_action.commands.run_cmd import progress_printer
+
+    out = io.StringIO()
+    show = progress_printer(Console(file=out, width=80, force_terminal=False), secrets=[])
+    show("evaluate", "attempt 1: " + "word " * 40)
+    assert len(out.getvalue().strip().splitlines()) == 1  # one line in a CI log

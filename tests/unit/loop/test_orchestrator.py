@@ -334,3 +334,18 @@ def test_calls_an_interrupted_step_made_still_count(tmp_path: Path) -> None:
     assert final.status is Status.ERROR
     assert final.usage.llm_calls == 3  # plan, generate, and the judge's first answer
     assert not final.usage.cost_known  # "cost unknown", not "$0.0000"
+
+
+def test_the_done_line_is_one_line_without_the_hint(tmp_path: Path) -> None:
+    """The reason and its hint print in full in the summary; the progress line said it all
+    again (issue 9)."""
+    events: list[tuple[str, str]] = []
+
+    def broken(candidate: str) -> ExecutionResult:
+        raise SandboxError("the engine went away", hint="start it again")
+
+    llm = ScriptedLLM([PLAN, ("generate", code("print(1)"))])
+    run_loop(state(), Deps(llm=llm, sandbox=CannedSandbox(broken), work_root=tmp_path,
+                           on_event=lambda *e: events.append(e)))
+    (done,) = [message for step, message in events if step == "done"]
+    assert done == "error: the engine went away" and "hint" not in done
