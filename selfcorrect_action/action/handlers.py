@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from pathlib import PurePosixPath
 
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.env import ActionEnv
@@ -27,8 +28,11 @@ from selfcorrect_action.github.events import (
 from selfcorrect_action.github.forge import ForgeError
 from selfcorrect_action.github.issue_spec import spec_from_issue
 from selfcorrect_action.github.naming import (
+    APPROVAL_PREFIX,
     LABEL_FAILED,
     VALIDATE_MARKER,
+    approved_digest,
+    body_digest,
     is_ours,
     issue_branch,
     origin_in,
@@ -46,7 +50,8 @@ def on_issue_labeled(trigger: IssueLabeled, env: ActionEnv) -> int:
     label = env.inputs.trigger_label
     if not _allowed(trigger.actor, trigger.number, env,
                     fix=f"Someone with write access can add the `{label}` label instead."):
-        _quietly(lambda: env.forge.remove_label(trigger.number, label))
+        if env.inputs.mode != "plan":  # a read-only token cannot remove it
+            _quietly(lambda: env.forge.remove_label(trigger.number, label))
         return EXIT_OK
     loaded = _issue_spec(trigger.number, trigger.body, env)
     if loaded is None:
@@ -56,7 +61,9 @@ def on_issue_labeled(trigger: IssueLabeled, env: ActionEnv) -> int:
                 branch=issue_branch(trigger.number), comment_on=trigger.number,
                 closes=trigger.number,
                 replay=replay_for(env.context.workspace, env.inputs.replay,
-                                  f"issue-{trigger.number}", count=1))
+                                  f"issue-{trigger.number}", count=1),
+                # The labeler, who has write access, approved this text of the issue.
+                approval=body_digest(trigger.body))
     return _run_all([task], env)
 
 
@@ -70,13 +77,22 @@ def on_retry(trigger: RetryComment, env: ActionEnv) -> int:
 
 
 def on_dispatch(trigger: Dispatch, env: ActionEnv) -> int:
-    pattern = trigger.tasks or env.inputs.tasks
+    pattern = env.inputs.tasks  # the workflow passes a dispatch form's glob in as `tasks`
     paths = spec_paths(env.context.workspace, pattern)
     if not paths:
         reporting.annotate_error(env, f"no task spec matches {pattern!r}", title="selfcorrect")
         return EXIT_FAILED
     tasks, failed = [], False
-    for path in paths:
+    branches = [task_branch(path) for path in paths]
+    for path, branch in zip(paths, branches, strict=True):
+        if branches.count(branch) > 1:
+            # Two specs on one branch would commit over each other and share one PR.
+            twins = [p for p, b in zip(paths, branches, strict=True) if b == branch]
+            reporting.annotate_error(env, f"{path}: its branch name {branch} is also that of "
+                                     f"{', '.join(p for p in twins if p != path)}; rename one "
+                                     "of them", file=path)
+            failed = True
+    for path in [p for p, b in zip(paths, branches, strict=True) if branches.count(b) == 1]:
         try:
             loaded = load_workspace_spec(env.context.workspace, path)
             replay = replay_for(env.context.workspace, env.inputs.replay, path,
@@ -89,8 +105,12 @@ def on_dispatch(trigger: Dispatch, env: ActionEnv) -> int:
             reporting.annotate_error(env, str(exc), file=path)
             failed = True
             continue
+        # The spec was read from the dispatched branch: its PR goes there too, where its
+        # inputs and tests are.
         tasks.append(Task(loaded, origin=f"spec {path}", label=path, title=path,
-                          branch=task_branch(path), replay=replay))
+                          branch=task_branch(path), replay=replay,
+                          base_branch=trigger.ref.removeprefix("refs/heads/")
+                          if trigger.ref.startswith("refs/heads/") else None))
     code = _run_all(tasks, env) if tasks else EXIT_FAILED
     return max(code, EXIT_FAILED if failed else EXIT_OK)
 
@@ -141,32 +161,50 @@ def _retry_on_pull_request(trigger: RetryComment, env: ActionEnv) -> Task | None
         env.context.repository.lower())
     origin = origin_in(pull.body) if ours else None
     if origin is None:
-        reporting.refuse(env, trigger.number, "retry",
-                         "`/selfcorrect retry` works on pull requests selfcorrect opened"
-                         + ("" if ours else f" (this one's branch is {pull.head_branch})"),
-                         "Comment it on a selfcorrect pull request, or on the issue it came "
-                         "from." if ours or not is_ours(pull.head_branch) else
-                         "The pull request body lost its hidden origin marker.")
+        if ours:
+            why = "this pull request's description lost the hidden note of what it was made from"
+            fix = "Label the issue it came from again, or run its spec by workflow_dispatch."
+        elif pull.head_repository.lower() != env.context.repository.lower():
+            why = ("`/selfcorrect retry` works on pull requests selfcorrect opened, and this "
+                   f"one comes from a fork ({pull.head_repository})")
+            fix = "Comment it on a selfcorrect pull request, or on the issue it came from."
+        else:
+            why = ("`/selfcorrect retry` works on pull requests selfcorrect opened (this "
+                   f"one's branch is {pull.head_branch})")
+            fix = "Comment it on a selfcorrect pull request, or on the issue it came from."
+        reporting.refuse(env, trigger.number, "retry", why, fix)
         return None
     kind, _, value = origin.partition(" ")
+    approval = None
     if kind == "issue" and value.isdigit():
         issue = env.forge.issue(int(value))
+        if not _still_approved(issue.number, issue.body, env, answer_on=trigger.number,
+                               also_on=trigger.number):
+            return None
         loaded = _issue_spec(issue.number, issue.body, env, comment_on=trigger.number)
         label, closes = f"issue #{issue.number}", issue.number
-        title = issue.title or label
-    else:
+        title, approval = issue.title or label, body_digest(issue.body)
+    elif kind == "spec" and _inside_repository(value):
         loaded = _workspace_spec(value, trigger.number, env)
         label, closes, title = value, None, value
+    else:
+        reporting.refuse(env, trigger.number, "retry", f"this pull request's origin "
+                         f"({origin!r}) is not a task selfcorrect can run again",
+                         "Label the issue again, or run the spec by workflow_dispatch.")
+        return None
     if loaded is None:
         return None
     return Task(loaded, origin=origin, label=label, title=title, branch=pull.head_branch,
                 comment_on=trigger.number, closes=closes, guidance=trigger.guidance,
                 replay=replay_for(env.context.workspace, env.inputs.replay,
-                                  value if kind == "spec" else f"issue-{value}", count=1))
+                                  value if kind == "spec" else f"issue-{value}", count=1),
+                approval=approval)
 
 
 def _retry_on_issue(trigger: RetryComment, env: ActionEnv) -> Task | None:
     issue = env.forge.issue(trigger.number)
+    if not _still_approved(issue.number, issue.body, env, answer_on=issue.number):
+        return None
     loaded = _issue_spec(issue.number, issue.body, env)
     if loaded is None:
         return None
@@ -174,7 +212,32 @@ def _retry_on_issue(trigger: RetryComment, env: ActionEnv) -> Task | None:
                 title=issue.title or f"issue #{issue.number}", branch=issue_branch(issue.number),
                 comment_on=issue.number, closes=issue.number, guidance=trigger.guidance,
                 replay=replay_for(env.context.workspace, env.inputs.replay,
-                                  f"issue-{issue.number}", count=1))
+                                  f"issue-{issue.number}", count=1),
+                approval=body_digest(issue.body))
+
+
+def _still_approved(issue: int, body: str, env: ActionEnv, *, answer_on: int,
+                    also_on: int | None = None) -> bool:
+    """A retry runs the issue's text only as it was when someone with write access added
+    the label: anyone can edit their own issue afterwards (to open the network, point
+    inputs at other files, or rewrite the task), and the retry's author did not review
+    that edit. The approved text's digest is in our comment of the labelled run."""
+    digests = [approved_digest(comment.body) for number in {issue, also_on or issue}
+               if (comment := env.forge.find_comment(number, APPROVAL_PREFIX)) is not None]
+    if body_digest(body) in digests:
+        return True
+    reporting.refuse(
+        env, answer_on, "approval",
+        f"the text of issue #{issue} changed after its `{env.inputs.trigger_label}` label "
+        "was added" if any(digests) else f"issue #{issue} has no run started by its label",
+        f"Someone with write access must read the issue as it is now and add the "
+        f"`{env.inputs.trigger_label}` label again (remove it first); then retry.")
+    return False
+
+
+def _inside_repository(path: str) -> bool:
+    pure = PurePosixPath(path)
+    return bool(path) and not pure.is_absolute() and ".." not in pure.parts
 
 
 def _allowed(actor: str, number: int, env: ActionEnv, *, fix: str) -> bool:
@@ -192,7 +255,8 @@ def _issue_spec(number: int, body: str, env: ActionEnv, *, comment_on: int | Non
         return spec_from_issue(number, body, root=env.context.workspace)
     except SpecError as exc:
         reporting.spec_problems(env, comment_on or number, exc.problems)
-        _quietly(lambda: env.forge.add_labels(comment_on or number, [LABEL_FAILED]))
+        if env.inputs.mode != "plan":  # planned with the comment in mode plan
+            _quietly(lambda: env.forge.add_labels(comment_on or number, [LABEL_FAILED]))
         reporting.outputs(env, status="invalid-spec")
         return None
 
@@ -219,6 +283,14 @@ def _run_all(tasks: list[Task], env: ActionEnv) -> int:
                                   report_marker(f"run={env.context.run_key} task={task.branch}"))
             code = max(code, exc.exit_code)
             continue
+        except Exception as exc:
+            # Our bug: it still crashes (with its traceback in the log), but the issue says
+            # so first instead of showing a run that went silent.
+            reporting.task_failed(env, task, SelfcorrectError(
+                f"an internal error ({type(exc).__name__}) stopped the run",
+                hint="this is a bug in selfcorrect: please report it with the job's log"),
+                report_marker(f"run={env.context.run_key} task={task.branch}"))
+            raise
         outcomes.append(outcome)
         code = max(code, outcome.exit_code)
     reporting.finish(env, outcomes, failed_tasks=len(tasks) - len(outcomes))

@@ -26,18 +26,22 @@ MIN_INTERVAL_S = 3.0
 
 class LiveComment:
     def __init__(self, forge: Forge, number: int, marker: str, *, task: str, run_url: str,
-                 guidance: str, secrets: Sequence[str],
+                 guidance: str, secrets: Sequence[str], approval: str = "",
                  clock: Callable[[], float] = time.monotonic,
                  min_interval_s: float = MIN_INTERVAL_S) -> None:
         self._forge = forge
         self.number = number
         self.marker = marker
         self._context = {"marker": marker, "task": task, "run_url": run_url,
-                         "guidance": guidance}
+                         "guidance": guidance, "approval": approval}
         self._secrets = list(secrets)
         self._clock = clock
         self._interval = min_interval_s
         self._lock = threading.Lock()
+        # Held for the whole of one write: a notice from the model-wait thread must not
+        # land after (and over) a newer state or the final comment.
+        self._writing = threading.Lock()
+        self._closed = False
         self._comment: Comment | None = None
         self._state: RunState | None = None
         self._notice = ""
@@ -72,25 +76,29 @@ class LiveComment:
         self._edit(force=False)
 
     def final_body(self, state: RunState) -> str:
-        """The last version of the comment, with the slot for the PR link (the plan)."""
-        with self._lock:
+        """The last version of the comment, with the slot for the PR link (the plan). No
+        live edit goes out after this: the plan's final edit is the last word."""
+        with self._writing, self._lock:
             self._state = state
+            self._closed = True
         return self._body(final=True)
 
     def _edit(self, *, force: bool) -> None:
-        with self._lock:
-            if not force and self._clock() - self._last_edit < self._interval:
-                return
-            self._last_edit = self._clock()
-        body = self._body(final=False)
-        try:
-            if self._comment is None:
-                self._comment = self._forge.create_comment(self.number, body)
-            else:
-                self._forge.edit_comment(self._comment.id, body)
-        except ForgeError as exc:
-            log.warning("could not update the live report on #%s: %s", self.number,
-                        exc.message)
+        with self._writing:
+            with self._lock:
+                if self._closed or (not force
+                                    and self._clock() - self._last_edit < self._interval):
+                    return
+                self._last_edit = self._clock()
+            body = self._body(final=False)
+            try:
+                if self._comment is None:
+                    self._comment = self._forge.create_comment(self.number, body)
+                else:
+                    self._forge.edit_comment(self._comment.id, body)
+            except ForgeError as exc:
+                log.warning("could not update the live report on #%s: %s", self.number,
+                            exc.message)
 
     def _body(self, *, final: bool) -> str:
         from selfcorrect_action.github.plan import PR_LINK_SLOT

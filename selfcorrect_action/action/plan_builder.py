@@ -3,6 +3,7 @@ comment and labels, rendered from the templates. Pure, given the rendered report
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from selfcorrect_action.action.task import Task
@@ -18,6 +19,7 @@ from selfcorrect_action.github.plan import (
     status_labels,
 )
 from selfcorrect_action.loop.state import Attempt, RunState, Status
+from selfcorrect_action.redact import redact
 from selfcorrect_action.templating import render
 
 MAX_TITLE_CHARS = 200
@@ -26,7 +28,12 @@ MAX_TITLE_CHARS = 200
 def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str,
                audit_md: str, run_json: str, summary_md: str, server_url: str,
                comment_body: str | None, comment_marker: str | None,
-               draft_on_failure: bool) -> WritePlan:
+               draft_on_failure: bool, secrets: Sequence[str] = ()) -> WritePlan:
+    """Every text the plan writes for people (title, body, message, comment) is redacted
+    here, whatever went into it: an issue title quoting a token included."""
+    def clean(text: str) -> str:
+        return redact(text, secrets=secrets)
+
     passed = state.status is Status.PASSED
     code = _code_to_commit(state, passed=passed, draft_on_failure=draft_on_failure)
     commit = pull = None
@@ -35,20 +42,21 @@ def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str
                  *_planned_tests(state), *run_files(state.run_id, audit_md=audit_md,
                                                     run_json=run_json)]
         commit = PlannedCommit(branch=task.branch, base_branch=base_branch,
-                               message=_commit_message(task, state), files=files)
+                               message=clean(_commit_message(task, state)), files=files)
         pull = PlannedPullRequest(
-            title=f"selfcorrect: {task.title}"[:MAX_TITLE_CHARS],
-            body=_pull_body(task, state, summary_md=summary_md, repository=repository,
-                            server_url=server_url, passed=passed),
+            title=clean(f"selfcorrect: {task.title}")[:MAX_TITLE_CHARS],
+            body=clean(_pull_body(task, state, summary_md=summary_md, repository=repository,
+                                  server_url=server_url, passed=passed)),
             draft=not passed,
         )
     comment = labels = None
     if task.comment_on is not None and comment_body is not None and comment_marker:
         comment = PlannedComment(number=task.comment_on, marker=comment_marker,
-                                 body=comment_body)
+                                 body=clean(comment_body))
         labels = status_labels(task.comment_on, passed=passed)
     return WritePlan(repository=repository, task=task.label, status=state.status.value,
-                     commit=commit, pull_request=pull, comment=comment, labels=labels)
+                     run_id=state.run_id, commit=commit, pull_request=pull, comment=comment,
+                     labels=labels)
 
 
 def _code_to_commit(state: RunState, *, passed: bool, draft_on_failure: bool) -> str | None:

@@ -9,6 +9,7 @@ import logging
 from collections.abc import Sequence
 
 from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.plan_store import save_plan
 from selfcorrect_action.action.problems import parse_problems
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.task_run import TaskOutcome
@@ -22,8 +23,10 @@ from selfcorrect_action.action.workflow_commands import (
 from selfcorrect_action.errors import SelfcorrectError
 from selfcorrect_action.github.events import MARKER_PREFIX
 from selfcorrect_action.github.forge import ForgeError
-from selfcorrect_action.github.naming import VALIDATE_MARKER
+from selfcorrect_action.github.naming import LABEL_FAILED, STATUS_LABELS, VALIDATE_MARKER
+from selfcorrect_action.github.plan import PlannedComment, WritePlan, status_labels
 from selfcorrect_action.loop.state import Status
+from selfcorrect_action.redact import redact
 from selfcorrect_action.report.audit import summary_markdown
 from selfcorrect_action.templating import render
 
@@ -64,7 +67,7 @@ def spec_problems(env: ActionEnv, number: int, problems: Sequence[str]) -> None:
     marker = f"{MARKER_PREFIX}spec-problems #{number} -->"
     body = render("reports/spec_problems.md.j2", marker=marker,
                   problems=parse_problems(list(problems)), label=env.inputs.trigger_label)
-    _comment(env, number, marker, body)
+    _comment(env, number, marker, body, failed_label=True)
 
 
 def validate_comment(problems: Sequence[str], files: Sequence[str]) -> str:
@@ -80,7 +83,7 @@ def task_failed(env: ActionEnv, task: Task, exc: SelfcorrectError, marker: str) 
     if task.comment_on is not None:
         body = render("reports/action_error.md.j2", marker=marker, task=task.label,
                       message=exc.message, hint=exc.hint or "", run_url=env.context.run_url)
-        _comment(env, task.comment_on, marker, body)
+        _comment(env, task.comment_on, marker, body, failed_label=True)
 
 
 def finish(env: ActionEnv, outcomes: Sequence[TaskOutcome], *, failed_tasks: int) -> None:
@@ -128,12 +131,30 @@ def _relative(env: ActionEnv, outcome: TaskOutcome) -> str:
         return str(outcome.audit_path)
 
 
-def _comment(env: ActionEnv, number: int, marker: str, body: str) -> None:
+def _comment(env: ActionEnv, number: int, marker: str, body: str,
+             *, failed_label: bool = False) -> None:
+    body = redact(body, secrets=env.secrets)
+    if env.inputs.mode == "plan":
+        # A read-only job cannot comment: the comment is planned like every other write,
+        # so the publishing job says it (refusals and spec problems too).
+        save_plan(WritePlan(
+            repository=env.context.repository, task=f"#{number} {marker}", status="none",
+            comment=PlannedComment(number=number, marker=marker, body=body),
+            labels=status_labels(number, passed=False) if failed_label else None),
+            env.context.workspace / env.inputs.plan_dir)
+        return
     try:
         existing = env.forge.find_comment(number, marker)
         if existing is not None:
             env.forge.edit_comment(existing.id, body)
         else:
             env.forge.create_comment(number, body)
+        if failed_label:
+            color, description = STATUS_LABELS[LABEL_FAILED]
+            env.forge.ensure_label(LABEL_FAILED, color=color, description=description)
+            labels = status_labels(number, passed=False)
+            env.forge.add_labels(number, labels.add)
+            for name in labels.remove:
+                env.forge.remove_label(number, name)
     except ForgeError as exc:
         annotate(env, "warning", f"could not comment on #{number}: {exc.message}")

@@ -20,3 +20,5 @@ class Task:
     closes: int | None = None  # the issue the pull request closes
     guidance: str = ""
     replay: Path | None = None
+    approval: str | None = None  # the approved issue body's digest, kept in the comment
+    base_branch: str | None = None  # where the PR goes, when not the input or the default

@@ -17,7 +17,12 @@ from selfcorrect_action.action.plan_store import save_plan
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.github.apply import Applied, apply_plan
 from selfcorrect_action.github.forge import Forge, ForgeError
-from selfcorrect_action.github.naming import LABEL_RUNNING, STATUS_LABELS, report_marker
+from selfcorrect_action.github.naming import (
+    LABEL_RUNNING,
+    STATUS_LABELS,
+    approval_marker,
+    report_marker,
+)
 from selfcorrect_action.github.plan import RUNS_DIR, WritePlan
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.state import RunState, Status
@@ -84,11 +89,13 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
     audit_path = _write_reports(context.workspace, state.run_id, audit_md, run_data)
     plan = build_plan(
         task, state, repository=context.repository,
-        base_branch=inputs.base_branch or forge.default_branch(), audit_md=audit_md,
+        base_branch=inputs.base_branch or task.base_branch or forge.default_branch(),
+        audit_md=audit_md,
         run_json=run_data, summary_md=summary_markdown(state, secrets=secrets),
         server_url=context.server_url,
         comment_body=live.final_body(state) if live else None,
-        comment_marker=live.marker if live else None, draft_on_failure=inputs.draft_on_failure)
+        comment_marker=live.marker if live else None, draft_on_failure=inputs.draft_on_failure,
+        secrets=secrets)
     applied = _publish(plan, inputs, context, forge, state, say)
     code = exit_code(state)
     if applied is not None and applied.held_back and code == 0:
@@ -173,7 +180,8 @@ def _live_comment(task: Task, context: ActionContext, forge: Forge,
         return None
     marker = report_marker(f"run={context.run_key} task={task.branch}")
     return LiveComment(forge, task.comment_on, marker, task=task.label,
-                       run_url=context.run_url, guidance=task.guidance, secrets=secrets)
+                       run_url=context.run_url, guidance=task.guidance, secrets=secrets,
+                       approval=approval_marker(task.approval) if task.approval else "")
 
 
 def _set_running(forge: Forge, task: Task) -> None:

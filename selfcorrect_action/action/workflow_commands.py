@@ -18,7 +18,8 @@ from selfcorrect_action.redact import redact
 
 
 def _escape_data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    escaped = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return escaped.replace("##[", "#\u2060#[")  # the runner's older command syntax
 
 
 def _escape_property(text: str) -> str:

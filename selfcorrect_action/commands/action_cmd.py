@@ -16,6 +16,7 @@ from selfcorrect_action.action.context import read_context
 from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.inputs import read_inputs
 from selfcorrect_action.action.plan_store import load_plans
+from selfcorrect_action.action.publish_targets import publish_targets
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.apply import apply_plan
 from selfcorrect_action.github.events import Ignored, Trigger, trigger_for
@@ -23,6 +24,7 @@ from selfcorrect_action.redact import redact, secrets_from_env
 from selfcorrect_action.templating import one_line
 
 TOKEN_VARIABLES = ("INPUT_GITHUB-TOKEN", "GITHUB_TOKEN")
+LEGACY_DEFUSED = "#\u2060#["  # "##[" with a word joiner: no longer a runner command
 
 
 def run_action(environ: MutableMapping[str, str]) -> int:
@@ -37,15 +39,19 @@ def run_action(environ: MutableMapping[str, str]) -> int:
     forge = PyGithubForge(context.repository, token=inputs.github_token,
                           api_url=context.api_url)
     env = ActionEnv(context, inputs, forge, environ, secrets, say)
-    if inputs.mode == "publish":
-        return publish_saved(env)
     trigger = trigger_for(context.event_name, context.event, trigger_label=inputs.trigger_label)
+    if inputs.mode == "publish":
+        return publish_saved(env, trigger)
     if isinstance(trigger, Ignored):
         print(f"::notice title=selfcorrect::nothing to do: {one_line(trigger.reason)}",
               flush=True)
-        reporting.outputs(env, status="ignored")
+        reporting.outputs(env, status="ignored", has_plan="false")
         return 0
-    return dispatch(trigger, env)
+    code = dispatch(trigger, env)
+    if inputs.mode == "plan":
+        planned = any((context.workspace / inputs.plan_dir).glob("*.json"))
+        reporting.outputs(env, has_plan="true" if planned else "false")
+    return code
 
 
 def dispatch(trigger: Trigger, env: ActionEnv) -> int:
@@ -60,15 +66,21 @@ def dispatch(trigger: Trigger, env: ActionEnv) -> int:
     raise AssertionError(f"no handler for {trigger.kind}")
 
 
-def publish_saved(env: ActionEnv) -> int:
-    """mode publish: apply what a `mode: plan` job saved, and nothing else."""
+def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
+    """mode publish: apply what a `mode: plan` job saved, and nothing else: a plan may
+    only write to what this job's own event is about (its issue or pull request, and the
+    branch selfcorrect uses for it), whoever made the file."""
     folder = env.context.workspace / env.inputs.plan_dir
     urls = []
+    targets = publish_targets(trigger, env)
     for path, plan in load_plans(folder):
         if plan.repository.lower() != env.context.repository.lower():
             raise UsageError(f"{path}: the plan was made for {plan.repository}, this job runs "
                              f"in {env.context.repository}",
                              hint="apply a plan in the repository whose run made it")
+        if problem := targets.problem_with(plan):
+            raise UsageError(f"{path}: {problem}", hint="apply only plans that `mode: plan` "
+                             "made for this workflow run's own event")
         applied = apply_plan(plan, env.forge)
         if applied.pull_request is not None:
             urls.append(applied.pull_request.html_url)
@@ -81,7 +93,9 @@ def publish_saved(env: ActionEnv) -> int:
 def log_printer(secrets: list[str]) -> Callable[[str, str], None]:
     """Progress as plain lines in the job log: redacted, one line each, never wrapped."""
     def say(step: str, message: str) -> None:
-        print(f"[selfcorrect] {step}: {one_line(redact(message, secrets=secrets))}",
-              file=sys.stdout, flush=True)
+        # "##[command]" is the runner's older command syntax: a script's own error message
+        # quoted here must not add masks or annotations of its own.
+        text = one_line(redact(message, secrets=secrets)).replace("##[", LEGACY_DEFUSED)
+        print(f"[selfcorrect] {step}: {text}", file=sys.stdout, flush=True)
     return say
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from selfcorrect_action.github.forge import Forge, ForgeError, PullRequest
+from selfcorrect_action.github.forge import Commit, Forge, ForgeError, PullRequest
 from selfcorrect_action.github.naming import RUN_TRAILER, STATUS_LABELS
 from selfcorrect_action.github.plan import PR_LINK_SLOT, PlannedCommit, WritePlan
 from selfcorrect_action.templating import render
@@ -30,14 +30,19 @@ def apply_plan(plan: WritePlan, forge: Forge) -> Applied:
     if plan.labels is not None:
         for name, (color, description) in STATUS_LABELS.items():
             forge.ensure_label(name, color=color, description=description)
-    commit_sha, held_back = _commit(plan.commit, forge) if plan.commit else (None, None)
+    held_back = _over_a_passing_version(plan, forge)
+    commit_sha = None
+    if plan.commit and held_back is None:
+        commit_sha, held_back = _commit(plan.commit, forge)
     pull = None
     if plan.commit and plan.pull_request and commit_sha is not None:
         pull = _pull_request(plan, forge)
     comment_url = ""
     if plan.comment is not None:
+        wanted_draft = plan.pull_request.draft if plan.pull_request else False
         body = plan.comment.body.replace(PR_LINK_SLOT, render(
-            "reports/publish_result.md.j2", pull=pull, held_back=held_back).strip())
+            "reports/publish_result.md.j2", pull=pull, held_back=held_back,
+            stale_draft=pull is not None and pull.draft and not wanted_draft).strip())
         existing = forge.find_comment(plan.comment.number, plan.comment.marker)
         comment = (forge.edit_comment(existing.id, body) if existing
                    else forge.create_comment(plan.comment.number, body))
@@ -51,8 +56,9 @@ def apply_plan(plan: WritePlan, forge: Forge) -> Applied:
 
 def _commit(planned: PlannedCommit, forge: Forge) -> tuple[str | None, str | None]:
     head = forge.branch_head(planned.branch)
-    if head is not None and f"{RUN_TRAILER}:" not in head.message:
-        who = f"@{head.author_login}" if head.author_login else "someone"
+    if head is not None and not made_by_us(head, forge.identity()):
+        who = (f"@{head.committer_login or head.author_login}"
+               if head.committer_login or head.author_login else "someone")
         return None, (f"{planned.branch} has a newer commit by {who} ({head.sha[:7]}) that "
                       "selfcorrect did not make; it was left untouched and this run's "
                       "script was not committed")
@@ -68,6 +74,26 @@ def _commit(planned: PlannedCommit, forge: Forge) -> tuple[str | None, str | Non
     sha = forge.commit_files(head.sha, planned.files, planned.message)
     forge.move_branch(planned.branch, sha)
     return sha, None
+
+
+def _over_a_passing_version(plan: WritePlan, forge: Forge) -> str | None:
+    """A failed run's draft (draft-on-failure) is never pushed onto a pull request that
+    holds a passing version: the reviewers of that one would get failing code."""
+    if plan.commit is None or plan.pull_request is None or not plan.pull_request.draft:
+        return None
+    existing = forge.find_open_pull_request(plan.commit.branch)
+    if existing is None or existing.draft:
+        return None
+    return (f"pull request #{existing.number} holds a version that passed; this run did "
+            "not pass, so its best attempt was not pushed over it")
+
+
+def made_by_us(commit: Commit, identity: str) -> bool:
+    """Our trailer alone is not enough: `git commit --amend` on our commit keeps it. The
+    commit must also have been committed by the token's own account (an amend, rebase or
+    cherry-pick is committed by whoever ran it)."""
+    return (f"{RUN_TRAILER}:" in commit.message
+            and commit.committer_login.lower() == identity.lower())
 
 
 def _pull_request(plan: WritePlan, forge: Forge) -> PullRequest:

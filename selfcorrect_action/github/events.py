@@ -73,6 +73,12 @@ Trigger = IssueLabeled | Dispatch | RetryComment | SpecsChanged | Ignored
 
 def trigger_for(event_name: str, payload: Mapping[str, Any], *, trigger_label: str) -> Trigger:
     handler = _HANDLERS.get(event_name)
+    if event_name == "pull_request_target":
+        # Its checkout is the base branch, not the pull request's files: validating there
+        # would check the wrong versions. Use the pull_request event (a fork's token can
+        # still annotate).
+        return Ignored(reason="pull_request_target checks out the base branch, not the pull "
+                       "request's specs: validate on the pull_request event instead")
     if handler is None:
         return Ignored(reason=f"the {event_name or 'unknown'} event is not one selfcorrect "
                        "handles (issues, issue_comment, workflow_dispatch, pull_request)")
@@ -85,7 +91,7 @@ def _issues(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
     if action != "labeled":
         return Ignored(reason=f"issues/{action}: only adding the {trigger_label!r} label starts "
                        "a run")
-    if label != trigger_label:
+    if label.casefold() != trigger_label.casefold():  # GitHub's own label names are
         return Ignored(reason=f"the label {label!r} was added, not {trigger_label!r}")
     issue = _mapping(payload, "issue")
     if "pull_request" in issue:
@@ -145,9 +151,6 @@ _HANDLERS = {
     "workflow_dispatch": _dispatch,
     "issue_comment": _issue_comment,
     "pull_request": _pull_request,
-    # pull_request_target runs with a write token on a fork's PR: we validate only, and
-    # never check out or run the fork's code, so it is handled the same way.
-    "pull_request_target": _pull_request,
 }
 
 _COMMAND_LINE = re.compile(r"/selfcorrect[ \t]+retry\b[ \t]*(?P<rest>[^\n]*)")

@@ -76,6 +76,7 @@ class Commit(_Record):
     sha: str
     message: str
     author_login: str = ""  # empty when GitHub cannot tie the commit to an account
+    committer_login: str = ""
 
 
 class FileChange(_Record):
@@ -95,6 +96,11 @@ class Forge(Protocol):
 
     def default_branch(self) -> str: ...
 
+    def identity(self) -> str:
+        """The login the token writes as (github-actions[bot], an app's bot, a user):
+        a comment or commit is ours only if this account made it."""
+        ...
+
     def permission(self, login: str) -> Permission: ...
 
     def issue(self, number: int) -> Issue: ...
@@ -106,7 +112,8 @@ class Forge(Protocol):
         ...
 
     def find_comment(self, number: int, marker: str) -> Comment | None:
-        """The newest comment on issue/PR `number` whose body holds `marker`."""
+        """The newest comment on issue/PR `number` that this token's account wrote and
+        whose body holds `marker` (anyone can paste a marker into a comment of theirs)."""
         ...
 
     def create_comment(self, number: int, body: str) -> Comment: ...

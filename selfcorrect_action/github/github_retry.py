@@ -292,6 +292,10 @@ class Retrier:
             return ("the workflow's `permissions:` block must grant `contents: write`, "
                     "`pull-requests: write` and `issues: write`; or this run is for a pull "
                     "request from a fork, whose GITHUB_TOKEN is read-only")
+        if status == 403 and "not permitted to create or approve pull requests" in detail:
+            return ("turn on Settings > Actions > General > Workflow permissions > \"Allow "
+                    "GitHub Actions to create and approve pull requests\" (off by default), "
+                    "or pass a token that may open pull requests as github-token")
         if status == 403:
             return f"the token is not allowed to do this in {self._repository}"
         if status == 404:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from selfcorrect_action.github.events import MARKER_PREFIX
@@ -48,6 +49,24 @@ def origin_marker(origin: str) -> str:
 
 
 VALIDATE_MARKER = f"{MARKER_PREFIX}validate -->"
+APPROVAL_PREFIX = f"{MARKER_PREFIX}approved sha256="
+_APPROVAL = re.compile(re.escape(APPROVAL_PREFIX) + r"(?P<digest>[0-9a-f]{64}) -->")
+
+
+def body_digest(body: str) -> str:
+    """What an approval is of: the issue body, line endings and outer space aside."""
+    return hashlib.sha256(body.replace("\r\n", "\n").strip().encode()).hexdigest()
+
+
+def approval_marker(digest: str) -> str:
+    """Hidden in the bot's comment when someone with write access starts a run on an
+    issue (the label): the body they approved. A later retry runs only that text."""
+    return f"{APPROVAL_PREFIX}{digest} -->"
+
+
+def approved_digest(comment_body: str) -> str | None:
+    match = _APPROVAL.search(comment_body or "")
+    return match.group("digest") if match else None
 _ORIGIN = re.compile(re.escape(MARKER_PREFIX) + r"origin (?P<origin>[^\n>]{1,300}) -->")
 
 

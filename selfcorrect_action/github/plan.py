@@ -11,14 +11,16 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from selfcorrect_action.github.events import MARKER_PREFIX
 from selfcorrect_action.github.forge import FileChange
 from selfcorrect_action.github.naming import (
     BRANCH_PREFIX,
     LABEL_FAILED,
     LABEL_PASSED,
     LABEL_RUNNING,
+    STATUS_LABELS,
     is_ours,
 )
 
@@ -70,11 +72,29 @@ class PlannedComment(_Record):
     marker: str
     body: str = Field(max_length=65_536)
 
+    @field_validator("marker")
+    @classmethod
+    def _one_of_ours(cls, value: str) -> str:
+        # The comment is found again by its marker: an empty one would match every
+        # comment, someone else's too.
+        if not value.startswith(MARKER_PREFIX) or len(value) < len(MARKER_PREFIX) + 8:
+            raise ValueError("a planned comment carries one of selfcorrect's own markers")
+        return value
+
 
 class PlannedLabels(_Record):
     number: int
     add: list[str] = Field(default_factory=list)
     remove: list[str] = Field(default_factory=list)
+
+    @field_validator("add", "remove")
+    @classmethod
+    def _status_labels_only(cls, value: list[str]) -> list[str]:
+        # Labels can drive other automation (auto-merge bots): a plan sets ours only.
+        others = sorted(set(value) - set(STATUS_LABELS))
+        if others:
+            raise ValueError(f"a plan only sets selfcorrect's status labels, not {others}")
+        return value
 
 
 class WritePlan(_Record):
@@ -83,10 +103,24 @@ class WritePlan(_Record):
     repository: str
     task: str  # what the run was for, e.g. "issue #12" or ".selfcorrect/tasks/x.yml"
     status: str
+    run_id: str = Field(default="", pattern=r"^[0-9a-f]{0,32}$")
     commit: PlannedCommit | None = None
     pull_request: PlannedPullRequest | None = None
     comment: PlannedComment | None = None
     labels: PlannedLabels | None = None
+
+    @model_validator(mode="after")
+    def _files_of_this_run(self) -> WritePlan:
+        """The script, and this run's reports and tests: nothing else of the repository."""
+        if self.commit is None:
+            return self
+        own = f"{RUNS_DIR}/{self.run_id}/"
+        others = [f.path for f in self.commit.files if not (self.run_id and
+                                                            f.path.startswith(own))]
+        if len(others) > 1 or any(not path.endswith(".py") for path in others):
+            raise ValueError(f"a plan commits one script and the run's own files under "
+                             f"{own}, not {others}")
+        return self
 
 
 def path_problem(path: str) -> str | None:

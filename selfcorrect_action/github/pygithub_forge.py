@@ -47,6 +47,8 @@ from selfcorrect_action.github.github_retry import Retrier, mentions
 T = TypeVar("T")
 
 DEFAULT_API_URL = "https://api.github.com"
+# Who GITHUB_TOKEN writes as; its installation token may not ask GitHub (GET /user is 403).
+ACTIONS_BOT = "github-actions[bot]"
 FILE_MODE = "100644"  # a regular, non-executable file: what every FileChange is
 PER_PAGE = 100  # GitHub's maximum: the fewest requests for comment and file lists
 
@@ -87,6 +89,7 @@ class PyGithubForge:
             retry=None, seconds_between_requests=None, seconds_between_writes=None)
         self._repo = self._github.get_repo(repository)  # lazy: no request yet
         self._repo_seen = False
+        self._identity: str | None = None
 
     @property
     def repository(self) -> str:
@@ -139,8 +142,27 @@ class PyGithubForge:
         return self._call(f"listing the files of pull request #{number}", fetch)
 
     def find_comment(self, number: int, marker: str) -> Comment | None:
+        if not marker.strip():
+            return None  # "" is in every body: never a way to find a comment
+        me = self.identity()
         return self._call(f"looking through the comments on #{number}",
-                          lambda: self._newest_comment(number, lambda c: marker in (c.body or "")))
+                          lambda: self._newest_comment(number, lambda c: marker in (
+                              c.body or "") and _login(c.user).lower() == me.lower()))
+
+    def identity(self) -> str:
+        """Learned from the first comment this forge made; else asked of GitHub (a user
+        token); else the Actions bot, whose installation token may not ask (403)."""
+        if self._identity is None:
+            self._identity = self._call("asking GitHub who the token is", self._whoami)
+        return self._identity
+
+    def _whoami(self) -> str:
+        try:
+            return str(self._github.get_user().login)
+        except GithubException as exc:
+            if exc.status in (401, 403, 404):
+                return ACTIONS_BOT
+            raise
 
     def branch_head(self, branch: str) -> Commit | None:
         def fetch() -> Commit | None:
@@ -151,7 +173,8 @@ class PyGithubForge:
                     return None
                 raise
             return Commit(sha=head.sha, message=head.commit.message,
-                          author_login=_login(head.author))
+                          author_login=_login(head.author),
+                          committer_login=_login(head.committer))
 
         return self._call(f"reading the branch {branch}", fetch)
 
@@ -166,7 +189,10 @@ class PyGithubForge:
 
     def create_comment(self, number: int, body: str) -> Comment:
         def create() -> Comment:
-            return _comment(self._repository().get_issue(number).create_comment(body))
+            made = _comment(self._repository().get_issue(number).create_comment(body))
+            if made.author:
+                self._identity = made.author  # what GitHub says we are, from now on
+            return made
 
         def already_made() -> Comment | None:
             # Callers put a unique hidden marker in the body, so an equal body is ours.

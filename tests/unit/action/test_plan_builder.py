@@ -23,7 +23,7 @@ def _state(task: Task, status: Status, *, tests_by_plan: bool = False) -> RunSta
     spec = task.loaded.spec
     attempts = [Attempt(index=1, strategy=Strategy.INITIAL, tier="cheap", model="m",
                         code="print('best')\n", code_sha="a", progress=Progress(layer=2))]
-    return RunState(run_id="run9", started_at="t", spec_source="issue #3", spec=spec,
+    return RunState(run_id="9e9e9e", started_at="t", spec_source="issue #3", spec=spec,
                     output_name="chart.py", contract=spec.contract, models=ModelTiers(),
                     attempts=attempts, status=status, stop_reason="why",
                     tests={"test_chart.py": "def test_x():\n    pass\n"} if tests_by_plan else {},
@@ -34,7 +34,8 @@ def _plan(task: Task, state: RunState, *, draft: bool = False):  # type: ignore[
     return build_plan(task, state, repository="o/r", base_branch="main", audit_md="# a",
                       run_json="{}", summary_md="**selfcorrect: passed**",
                       server_url="https://github.example", comment_body="body",
-                      comment_marker="<!-- m -->", draft_on_failure=draft)
+                      comment_marker="<!-- selfcorrect:report run=1.1 -->",
+                      draft_on_failure=draft)
 
 
 def test_a_passing_run_commits_script_tests_and_reports(tmp_path: Path) -> None:
@@ -42,12 +43,12 @@ def test_a_passing_run_commits_script_tests_and_reports(tmp_path: Path) -> None:
     plan = _plan(task, _state(task, Status.PASSED, tests_by_plan=True))
     assert plan.commit is not None and plan.pull_request is not None
     assert [f.path for f in plan.commit.files] == [
-        "scripts/chart.py", ".selfcorrect/runs/run9/tests/test_chart.py",
-        ".selfcorrect/runs/run9/AUDIT.md", ".selfcorrect/runs/run9/run.json"]
-    assert "Selfcorrect-Run: run9" in plan.commit.message
+        "scripts/chart.py", ".selfcorrect/runs/9e9e9e/tests/test_chart.py",
+        ".selfcorrect/runs/9e9e9e/AUDIT.md", ".selfcorrect/runs/9e9e9e/run.json"]
+    assert "Selfcorrect-Run: 9e9e9e" in plan.commit.message
     body = plan.pull_request.body
     assert "Closes #3" in body and "<!-- selfcorrect:origin issue 3 -->" in body
-    assert "blob/selfcorrect/issue-3/.selfcorrect/runs/run9/AUDIT.md" in body
+    assert "blob/selfcorrect/issue-3/.selfcorrect/runs/9e9e9e/AUDIT.md" in body
     assert not plan.pull_request.draft
     assert plan.labels is not None and plan.labels.add == ["selfcorrect:passed"]
 

@@ -41,3 +41,18 @@ def test_no_file_means_no_writes(tmp_path: Path) -> None:
     append_summary(tmp_path / "s.md", "# one")
     append_summary(tmp_path / "s.md", "# two")
     assert (tmp_path / "s.md").read_text() == "# one\n\n# two\n\n"
+
+
+def test_the_older_command_syntax_is_defused_too() -> None:
+    line = command("warning", "boom ##[add-mask]secret ##[error]fake")
+    assert "##[" not in line
+
+
+def test_the_job_log_cannot_carry_runner_commands(capsys) -> None:  # type: ignore[no-untyped-def]
+    from selfcorrect_action.commands.action_cmd import log_printer
+
+    log_printer(["sekret-value-123"])("evaluate", "Exception: ##[add-mask]x\n::error::fake "
+                                      "sekret-value-123")
+    out = capsys.readouterr().out
+    assert out.count("\n") == 1 and out.startswith("[selfcorrect] evaluate: ")
+    assert "##[" not in out and "sekret-value-123" not in out

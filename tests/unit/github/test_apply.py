@@ -23,11 +23,11 @@ MARKER = report_marker("run=1.1 task=x")
 
 def plan(content: str = "print('hi')\n", *, comment: bool = True) -> WritePlan:
     return WritePlan(
-        repository=DEFAULT_REPO, task="issue #1", status="passed",
+        repository=DEFAULT_REPO, task="issue #1", status="passed", run_id="a1b2c3",
         commit=PlannedCommit(branch=BRANCH, base_branch="main",
-                             message="selfcorrect: x\n\nSelfcorrect-Run: r1\n",
+                             message="selfcorrect: x\n\nSelfcorrect-Run: a1b2c3\n",
                              files=[FileChange(path="scripts/x.py", content=content),
-                                    FileChange(path=".selfcorrect/runs/r1/AUDIT.md",
+                                    FileChange(path=".selfcorrect/runs/a1b2c3/AUDIT.md",
                                                content="# audit\n")]),
         pull_request=PlannedPullRequest(title="selfcorrect: x", body="Closes #1"),
         comment=PlannedComment(number=1, marker=MARKER, body=f"{MARKER}\ndone\n{PR_LINK_SLOT}")
@@ -91,3 +91,34 @@ def test_a_missing_base_branch_is_a_clear_error(fake_github: FakeGitHub,
     with pytest.raises(ForgeError, match="base branch 'nope' does not exist"):
         apply_plan(bad, forge)
     assert fake_github.pulls(DEFAULT_REPO) == []
+
+
+def test_a_persons_commit_that_keeps_our_trailer_is_still_theirs(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    """`git commit --amend` on our commit keeps the trailer; the committer is the person."""
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    fake_github.add_user("maria")
+    apply_plan(plan(), forge)
+    amended = fake_github.commit_files(
+        DEFAULT_REPO, BRANCH, {"scripts/x.py": "# mine\n"}, author="maria",
+        message="selfcorrect: x\n\nSelfcorrect-Run: a1b2c3\n")
+    applied = apply_plan(plan("print('again')\n"), forge)
+    assert applied.held_back and "@maria" in applied.held_back
+    assert fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"] == amended
+
+
+def test_a_failed_draft_is_never_pushed_over_a_passing_pull_request(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    apply_plan(plan(), forge)  # passed: a ready pull request
+    head = fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"]
+    failed = plan("print('worse')\n")
+    failed = failed.model_copy(update={"pull_request": failed.pull_request.model_copy(  # type: ignore[union-attr]
+        update={"draft": True})})
+    applied = apply_plan(failed, forge)
+    assert applied.held_back and "holds a version that passed" in applied.held_back
+    assert fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"] == head
+    (comment,) = fake_github.comments(DEFAULT_REPO, 1)
+    assert "Not committed" in comment.body and "Remove or move" not in comment.body

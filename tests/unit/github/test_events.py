@@ -129,3 +129,15 @@ def test_garbage_payloads_do_not_crash() -> None:
     for name in ("issues", "issue_comment", "pull_request", "workflow_dispatch"):
         for payload in ({}, {"issue": "x", "comment": 3, "label": []}, {"action": None}):
             trigger_for(name, payload, trigger_label="selfcorrect")
+
+
+def test_the_label_is_matched_as_github_matches_names() -> None:
+    assert isinstance(trigger_for("issues", labeled("SelfCorrect"), trigger_label="selfcorrect"),
+                      IssueLabeled)
+
+
+def test_pull_request_target_is_not_validated_on_the_base_checkout() -> None:
+    payload = {"action": "opened", "number": 5, "repository": REPO,
+               "pull_request": {"number": 5, "head": {"sha": "a", "repo": None}}}
+    trigger = trigger_for("pull_request_target", payload, trigger_label="x")
+    assert isinstance(trigger, Ignored) and "base branch" in trigger.reason

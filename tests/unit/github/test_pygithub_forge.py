@@ -149,11 +149,27 @@ def test_comments_create_find_and_edit(fake_github: FakeGitHub, forge: PyGithubF
         "edited <!-- selfcorrect -->", "unrelated", "two <!-- selfcorrect -->"]
 
 
+def test_a_marker_in_someone_elses_comment_is_not_ours(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    """Anyone can paste a hidden marker: a comment is ours only if our account wrote it,
+    and an empty marker finds nothing (it is in every body)."""
+    number = fake_github.add_issue(DEFAULT_REPO, "Spoofed")
+    mine = forge.create_comment(number, "report <!-- selfcorrect:report x -->")
+    fake_github.add_user("mallory")
+    fake_github.add_comment(DEFAULT_REPO, number, "fake <!-- selfcorrect:report x -->",
+                            user="mallory")
+    assert forge.find_comment(number, "<!-- selfcorrect:report x -->") == mine
+    assert forge.find_comment(number, "") is None
+    assert forge.identity() == BOT_LOGIN
+
+
 def test_find_comment_reads_every_page(fake_github: FakeGitHub, forge: PyGithubForge) -> None:
     number = fake_github.add_issue(DEFAULT_REPO, "Busy")
     for i in range(250):
         marked = i in (3, 240)
-        fake_github.add_comment(DEFAULT_REPO, number, f"#{i}" + (" <!-- m -->" if marked else ""))
+        fake_github.add_comment(DEFAULT_REPO, number, f"#{i}" + (" <!-- m -->" if marked else ""),
+                                user=BOT_LOGIN)
     found = forge.find_comment(number, "<!-- m -->")
     assert found is not None and found.body == "#240 <!-- m -->"
     pages = fake_github.requests_to("GET", f"{REPO_PATH}/issues/{number}/comments")
@@ -549,3 +565,18 @@ def test_the_token_never_appears_in_a_forge_error(fake_github: FakeGitHub,
             assert token not in text and "y" * 36 not in text
     assert "[REDACTED:secret]" in errors[0].message
     assert errors[4].hint == "GitHub's validation errors: about [REDACTED:secret]"
+
+
+def test_the_pull_request_setting_is_named_when_github_refuses_the_pull_request(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    fake_github.fail("POST", f"{REPO_PATH}/pulls", 403, body={
+        "message": "GitHub Actions is not permitted to create or approve pull requests.",
+        "documentation_url": "https://docs.github.com/rest"})
+    sha = forge.commit_files(main_sha(fake_github), [FileChange(path="a.py", content="x")], "m")
+    forge.create_branch("selfcorrect/issue-9", sha)
+    error = raised(lambda: forge.create_pull_request(
+        head_branch="selfcorrect/issue-9", base_branch="main", title="t", body="b",
+        draft=False))
+    assert error.status == 403 and "Allow GitHub Actions to create and approve" in (
+        error.hint or "")

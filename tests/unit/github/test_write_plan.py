@@ -36,7 +36,7 @@ def test_a_plan_only_writes_its_own_branches(branch: str) -> None:
 
 def test_a_plan_round_trips_through_json() -> None:
     plan = WritePlan(repository="o/r", task="issue #1", status="passed", commit=commit(),
-                     labels=status_labels(1, passed=True))
+                     labels=status_labels(1, passed=True), run_id="abc123")
     assert WritePlan.model_validate_json(plan.model_dump_json()) == plan
     assert plan.labels is not None and plan.labels.add == ["selfcorrect:passed"]
     assert "selfcorrect:running" in plan.labels.remove
@@ -46,3 +46,23 @@ def test_run_files_go_under_the_run_id() -> None:
     files = run_files("abc123", audit_md="# a", run_json="{}")
     assert [f.path for f in files] == [".selfcorrect/runs/abc123/AUDIT.md",
                                        ".selfcorrect/runs/abc123/run.json"]
+
+
+def test_a_plan_writes_only_its_own_labels_comment_and_files() -> None:
+    """A plan is data another job applies with write access: it must not carry more than a
+    run may write, whoever wrote the file (issue 11: the split recipe)."""
+    from selfcorrect_action.github.plan import PlannedComment, PlannedLabels
+
+    with pytest.raises(ValidationError, match="status labels"):
+        PlannedLabels(number=1, add=["automerge"])
+    for marker in ("", "<!-- x -->", "<!-- selfcorrect:"):
+        with pytest.raises(ValidationError, match="markers"):
+            PlannedComment(number=1, marker=marker, body="hi")
+    extra = commit().model_copy(update={"files": [
+        FileChange(path="scripts/a.py", content="x"),
+        FileChange(path="src/app/__init__.py", content="x")]})
+    with pytest.raises(ValidationError, match="one script"):
+        WritePlan(repository="o/r", task="t", status="passed", run_id="abc123",
+                  commit=extra)
+    with pytest.raises(ValidationError):
+        WritePlan(repository="o/r", task="t", status="passed", run_id="../x")

@@ -1,0 +1,56 @@
+"""What a plan applied in `mode: publish` may write to, from the publishing job's own event:
+the issue or pull request the event is about and the branch selfcorrect uses for it (a
+dispatch: task branches, no comments). The plan file came from another job; it is data to
+check, not a list of orders."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.github.events import Dispatch, IssueLabeled, RetryComment, Trigger
+from selfcorrect_action.github.naming import BRANCH_PREFIX, issue_branch
+from selfcorrect_action.github.plan import WritePlan
+
+
+@dataclass(frozen=True)
+class Targets:
+    numbers: frozenset[int] = frozenset()
+    branches: frozenset[str] = frozenset()
+    branch_prefix: str | None = None  # dispatch: any task branch
+    reason: str = ""  # why nothing may be written, when the event allows nothing
+
+    def problem_with(self, plan: WritePlan) -> str | None:
+        if self.reason:
+            return self.reason
+        numbers = {item.number for item in (plan.comment, plan.labels) if item is not None}
+        if not numbers <= self.numbers:
+            return (f"it writes to #{', #'.join(map(str, sorted(numbers - self.numbers)))}, "
+                    f"not to what this event is about ({self._about()})")
+        if plan.commit is not None:
+            branch = plan.commit.branch
+            allowed = branch in self.branches or (
+                self.branch_prefix is not None and branch.startswith(self.branch_prefix))
+            if not allowed:
+                return f"it commits to {branch}, which is not this event's branch"
+        return None
+
+    def _about(self) -> str:
+        return ", ".join(f"#{n}" for n in sorted(self.numbers)) or "no issue"
+
+
+def publish_targets(trigger: Trigger, env: ActionEnv) -> Targets:
+    if isinstance(trigger, IssueLabeled):
+        return Targets(frozenset({trigger.number}), frozenset({issue_branch(trigger.number)}))
+    if isinstance(trigger, RetryComment):
+        if not trigger.on_pull_request:
+            return Targets(frozenset({trigger.number}),
+                           frozenset({issue_branch(trigger.number)}))
+        pull = env.forge.pull_request(trigger.number)
+        same_repo = pull.head_repository.lower() == env.context.repository.lower()
+        return Targets(frozenset({trigger.number}),
+                       frozenset({pull.head_branch} if same_repo else set()))
+    if isinstance(trigger, Dispatch):
+        return Targets(branch_prefix=f"{BRANCH_PREFIX}task-")
+    return Targets(reason=f"this job's event ({env.context.event_name}) is not one a plan "
+                   "is published for")
