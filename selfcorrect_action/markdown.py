@@ -20,6 +20,7 @@ _INLINE_SPECIAL = re.compile(r"[\\`*_\[\]<>|~]|&(?=#?[A-Za-z0-9]+;)")
 _TAG_OPEN = re.compile(r"<(?=[A-Za-z/!?])")
 _WHITESPACE = re.compile(r"\s+")
 _FENCE_LINE = re.compile(r" {0,3}(?:```|~~~)")
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
 
 
 _FENCE_RUN = re.compile(r"`{3,}")
@@ -49,7 +50,10 @@ def md_inline(text: str) -> str:
     """One line of plain text, safe in a sentence or a table cell: whitespace (newlines
     included) collapsed, Markdown and HTML punctuation backslash-escaped."""
     flat = _WHITESPACE.sub(" ", text).strip()
-    return _INLINE_SPECIAL.sub(lambda match: "\\" + match.group(), flat)
+    escaped = _INLINE_SPECIAL.sub(lambda match: "\\" + match.group(), flat)
+    # Quoted text must not mention anyone: "@org/team" in an issue would notify the team
+    # through the bot's comment. A word joiner after @ keeps it readable.
+    return _MENTION.sub("@\u2060", escaped)
 
 
 def md_code(text: str) -> str:

@@ -78,6 +78,10 @@ def _python_path(value: str) -> str:
     value = _repo_path(value)
     if PurePosixPath(value).suffix != ".py":
         raise _path_error("must be a Python file ending in .py", "rename it to end in .py")
+    if PurePosixPath(value).parts[0].casefold() == ".github":
+        # The action never writes there (a token that can push under .github/ can change
+        # the workflows): refused up front, before any model is paid for.
+        raise _path_error("must not be under .github/", "write it elsewhere, e.g. scripts/")
     return value
 
 

@@ -66,6 +66,7 @@ def environment() -> jinja2.Environment:
     env.filters["tail_lines"] = tail_lines
     env.filters["terminal_safe"] = terminal_safe
     env.filters["one_line"] = one_line
+    env.filters["prefix"] = lambda text, head: f"{head}{text}"
     env.filters.update(MARKDOWN_FILTERS)  # fenced, md_inline, md_code, md_quote
     return env
 

@@ -52,3 +52,11 @@ def test_the_filters_are_registered() -> None:
     template = environment().from_string("{{ t | fenced('py') }}|{{ t | md_code }}")
 
     assert template.render(t="x") == "```py\nx\n```|`x`"
+
+
+def test_quoted_text_mentions_nobody() -> None:
+    from selfcorrect_action.markdown import md_inline
+
+    assert md_inline("ping @octo-org/maintainers and @bob") == (
+        "ping @\u2060octo-org/maintainers and @\u2060bob")
+    assert md_inline("mail a@b.example") == "mail a@\u2060b.example"

@@ -484,3 +484,9 @@ def test_paths_with_control_characters_are_refused() -> None:
     with pytest.raises(SpecError) as caught:
         load_spec_text('prompt: p\ninputs: ["a\\nb.csv"]\n', "s.yml", check_files=False)
     assert "control characters" in caught.value.problems[0]
+
+
+def test_an_output_under_github_is_refused_before_any_run() -> None:
+    with pytest.raises(SpecError) as caught:
+        load_spec_text("prompt: p\noutput: .github/tools/x.py\n", "s.yml", check_files=False)
+    assert "must not be under .github/" in caught.value.problems[0]
