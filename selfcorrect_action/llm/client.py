@@ -199,9 +199,10 @@ def _supports_schema(model: str) -> bool:
         return False
 
 
-@functools.cache
 def _has_key(model: str) -> bool:
-    """Whether the environment holds the key litellm looks for for `model`."""
+    """Whether the environment holds the key litellm looks for for `model`, asked on every
+    call: the environment can change within a process (a cached answer once sent no key
+    after OPENAI_API_KEY was unset)."""
     report = load_litellm().validate_environment(model=model)
     return bool(report.get("keys_in_environment"))
 

@@ -277,3 +277,18 @@ def test_a_local_server_needs_no_provider_key(
     server.script(Reply(content="hi"))
     assert make_client(api_key=None).complete(ask()).text == "hi"
     assert server.requests[0].headers.get("authorization") == "Bearer no-key-needed"
+
+
+def test_whether_a_key_is_set_is_asked_on_every_call(
+    server: FakeOpenAIServer, make_client: MakeClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The answer was cached per model: once a call had seen OPENAI_API_KEY, a later call
+    after it was unset sent no key at all and failed with "Missing credentials"."""
+    server.script(Reply(content="one"), Reply(content="two"))
+    client = make_client(api_key=None)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-the-environment")
+    assert client.complete(ask()).text == "one"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert client.complete(ask()).text == "two"
+    assert [r.headers.get("authorization") for r in server.requests] == [
+        "Bearer sk-from-the-environment", "Bearer no-key-needed"]
