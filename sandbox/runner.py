@@ -132,6 +132,9 @@ def main() -> int:
         # Before STARTED, on stderr: the client reports that the sandbox did not start the
         # script, quoting this. A script must never run without the filter.
         raise SystemExit(f"runner: {filter_problem}; the script was not started")
+    if "batch" in header or os.getuid() == 0:
+        # Root only in a batch container, which runs nothing as root (see "Batch mode").
+        return _batch_main(header, stdin, stdout)
     inputs = _place_inputs(header, payload)
     if "MPLCONFIGDIR" in header.get("env", {}):
         _seed_font_cache(header["env"]["MPLCONFIGDIR"])
@@ -337,6 +340,8 @@ def _read_request(stdin, idle_timeout: float):
         return None, b""
     line = stdin.readline(256)
     parts = line.split()
+    if len(parts) == 3 and parts[0] == b"SELFCORRECT-BATCH" and parts[1] == b"1":
+        return {"batch": _from_json(_read_exact(stdin, int(parts[2])).decode("utf-8"))}, b""
     if len(parts) != 4 or parts[0] != b"SELFCORRECT-REQ" or parts[1] != b"2":
         return None, b""
     header = _from_json(_read_exact(stdin, int(parts[2])).decode("utf-8"))
@@ -354,7 +359,8 @@ def _read_exact(stream, size: int) -> bytes:
     return b"".join(chunks)
 
 
-def _place_inputs(header: dict, payload: bytes) -> dict[str, bytes]:
+def _place_inputs(header: dict, payload: bytes, root: str = WORK_DIR,
+                  write: bool = True) -> dict[str, bytes]:
     """Write the inputs (sent by our client, still checked) and keep their bytes, so
     unchanged inputs are not sent back as artifacts."""
     placed, offset = {}, 0
@@ -364,7 +370,10 @@ def _place_inputs(header: dict, payload: bytes) -> dict[str, bytes]:
         name = os.path.normpath(item["path"])
         if name.startswith(("/", "..")):
             continue
-        target = os.path.join(WORK_DIR, name)
+        if not write:
+            placed[name] = data
+            continue
+        target = os.path.join(root, name)
         os.makedirs(os.path.dirname(target), exist_ok=True)
         with open(target, "wb") as handle:
             handle.write(data)
@@ -489,11 +498,14 @@ def _prefer_for_oom_kill(pid: int) -> None:
         return
 
 
-def _pump(child: _Child, captures: dict, deadline: float) -> bool:
+def _pump(child: _Child, captures: dict, deadline: float, kill=None, poll_s: float = 0.02
+          ) -> bool:
     """Copy both pipes into their captures until the child is gone and the pipes are closed
     (or the grace after its exit runs out). True when the inner deadline struck first.
     Every wait is bounded: a script that closes its output and sleeps still meets the
-    deadline."""
+    deadline. `kill` ends everything the script started, and `poll_s` is how long to wait
+    for its exit status once its output has closed (batch mode passes its own of both)."""
+    kill = kill or _kill_everything_else
     open_fds = set(captures)
     exited_at = None
     timed_out = False
@@ -505,16 +517,16 @@ def _pump(child: _Child, captures: dict, deadline: float) -> bool:
         if child.returncode is not None and exited_at is None:
             exited_at = now
         if exited_at is not None and now - exited_at > DRAIN_GRACE_S:
-            _kill_everything_else()
+            kill()
             if not open_fds or now - exited_at > DRAIN_GRACE_S + REAP_WAIT_S:
                 break
         if now > deadline and not timed_out:
             timed_out = True
-            _kill_everything_else()
+            kill()
             exited_at = exited_at or now
         ready = select.select(list(open_fds), [], [], 0.05)[0] if open_fds else []
         if not open_fds:
-            time.sleep(0.02)
+            time.sleep(poll_s)
         for fd in ready:
             data = os.read(fd, 65536)
             if data:
@@ -565,16 +577,17 @@ def _oom_kills() -> int | None:
     return None
 
 
-def _select_artifacts(caps: dict, inputs: dict[str, bytes], wanted: list[str]):
+def _select_artifacts(caps: dict, inputs: dict[str, bytes], wanted: list[str],
+                      root: str = WORK_DIR):
     """Regular files of the work dir (links never followed), within the caps, the files the
     contract asks for first: a script that also leaves thousands of scratch files must not
     push those out. What is left out is reported with the reason, so the contract check
     can say why; inputs that came back unchanged are named apart (they are not output)."""
     members, rejected, unchanged = [], [], []
     total = left_out = scanned = 0
-    first = list(_wanted_entries(wanted))
+    first = list(_wanted_entries(wanted, root))
     taken = {rel for rel, _, _ in first}
-    for rel, entry, folder_note in _chain(first, _walk(WORK_DIR, "")):
+    for rel, entry, folder_note in _chain(first, _walk(root, "")):
         if entry is not None and not isinstance(entry, _PathEntry) and rel in taken:
             continue  # a wanted file, met again by the walk
         scanned += 1
@@ -616,7 +629,7 @@ class _PathEntry:
         return (self._st.st_mode & 0o170000) == 0o100000
 
 
-def _wanted_entries(wanted: list[str]):
+def _wanted_entries(wanted: list[str], root: str = WORK_DIR):
     """The contract's paths that exist in the work dir, looked up directly and never
     through a link: a folder on the way that is a symbolic link (or anything but a real
     folder) leaves the path to the walk, which reports the link itself."""
@@ -624,7 +637,7 @@ def _wanted_entries(wanted: list[str]):
         rel = os.path.normpath(raw)
         if rel.startswith(("/", "..")) or rel == ".":
             continue
-        path, parts = WORK_DIR, rel.split("/")
+        path, parts = root, rel.split("/")
         try:
             for part in parts[:-1]:
                 path = os.path.join(path, part)
@@ -756,5 +769,652 @@ def _ustar_header(rel: str, size: int, mtime: int) -> bytes:
     return bytes(header)
 
 
+# ---- Batch mode ---------------------------------------------------------------------------
+#
+# One container runs a batch of items (each an execution request of its own) one after
+# another: the benchmark's way of paying for one container per batch instead of one per
+# candidate. The container is a different one (config built by the client's batch module):
+# the runner starts as root with CAP_SETUID and CAP_SETGID only, /work is a sticky 1733 tmpfs
+# and /tmp a 0700 one that only root can enter. Root runs no item: every item runs under a
+# uid of its own (uid_base + index, within BATCH_UID_MIN..BATCH_UID_MAX, baked in here), in a
+# fresh 0700 folder /work/i<index>, with rlimits set before it starts, its processes all
+# killed after it (kill(-1) from that uid reaches exactly them), its folder and its /dev/shm
+# files removed, and anything it left at the top of /work removed before the next item.
+#
+#   runner (PID 1, root)        reads the items, relays the results; forks nothing after the
+#    |                          first item (its memory holds every item's data)
+#    +- zygote (root)           a fresh python3 -I, spawned before any item was read; pytest
+#        |                      imported and run once, so an item that runs pytest starts
+#        |                      warm; it never sees an item's data, which goes from the
+#        |                      runner to the supervisor through a root-only file
+#        +- supervisor i (root) a fork of the zygote: reads item i's request, forks the item,
+#            |                  pumps its output, kills, collects, reports into a root-only
+#            |                  file, exits
+#            +- item i (uid)    setgroups([]), setresgid, setresuid, rlimits, its folder and
+#                               files; then pytest in this process, or exec of the argv
+#
+# Helpers that act on an item's files or processes fork from the supervisor and drop to its
+# uid first (root here may signal and read only what is root's own). System V IPC and POSIX
+# message queues outlive their makers, a channel from one item to the next: the zygote adds a
+# second syscall filter that refuses creating them. Wire format (after the runner's stdin
+# line "SELFCORRECT-BATCH 1 <header_len>" and the header):
+#   runner:  b"STARTED\n"                                     once the zygote is warm
+#   client:  b"ITEM <header_len> <data_len>\n" + JSON + data  one item, after each result
+#   runner:  b"ITEM-RESULT <nonce> <index> <json_len> <tar_len>\n" + JSON + ustar bytes
+#   runner:  b"BATCH-DONE <nonce>\n"                          after the last item
+
+BATCH_UID_MIN = 20000
+BATCH_UID_MAX = 59999
+BATCH_DIR = "/tmp/selfcorrect-batch"
+PYTEST_ARGV = ["python3", "-I", "-m", "pytest"]
+ZYGOTE_START_S = 120.0
+BATCH_IDLE_S = 120.0
+ITEM_GRACE_S = 10.0
+MAX_REPORT_JSON = 4 * 1024 * 1024
+BATCH_REFUSED_SYSCALLS = {
+    AUDIT_ARCH_X86_64: {"shmget": 29, "semget": 64, "msgget": 68, "mq_open": 240},
+    AUDIT_ARCH_AARCH64: {"mq_open": 180, "msgget": 186, "semget": 190, "shmget": 194},
+}
+
+
+def batch_syscall_filter() -> bytes:
+    """The second filter batch items run under: EPERM for creating System V IPC objects and
+    POSIX message queues. Other arches and x32 are refused by the first filter already."""
+    lines: list[_Line] = [
+        (BPF_LD_W_ABS, 0, 0, SECCOMP_ARCH),
+        (BPF_JEQ_K, "x86_64", 0, AUDIT_ARCH_X86_64),
+        (BPF_JEQ_K, "aarch64", "allow", AUDIT_ARCH_AARCH64),
+    ]
+    for arch, label in ((AUDIT_ARCH_X86_64, "x86_64"), (AUDIT_ARCH_AARCH64, "aarch64")):
+        lines += [label, (BPF_LD_W_ABS, 0, 0, SECCOMP_NR)]
+        lines += [(BPF_JEQ_K, "refuse", 0, nr) for nr in BATCH_REFUSED_SYSCALLS[arch].values()]
+        lines.append((BPF_JEQ_K, "allow", "allow", 0))  # an unconditional jump
+    lines += ["allow", (BPF_RET_K, 0, 0, SECCOMP_RET_ALLOW),
+              "refuse", (BPF_RET_K, 0, 0, SECCOMP_RET_ERRNO | errno.EPERM)]
+    return _assemble(lines)
+
+
+class _Lines:
+    """Lines from a pipe, each wait bounded."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd, self.buffer = fd, b""
+
+    def read(self, deadline: float, on_wait=None):
+        while b"\n" not in self.buffer:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return None
+            if not select.select([self.fd], [], [], min(left, 0.2))[0]:
+                if on_wait is not None:
+                    on_wait()
+                continue
+            chunk = os.read(self.fd, 4096)
+            if not chunk:
+                return b""
+            self.buffer += chunk
+        line, _, self.buffer = self.buffer.partition(b"\n")
+        return line
+
+
+def _batch_main(header: dict, stdin, stdout) -> int:
+    batch = header.get("batch")
+    if batch is None:
+        raise SystemExit("runner: a single execution never runs as root; the script was not "
+                         "started")
+    if os.getuid() != 0:
+        raise SystemExit("runner: batch mode needs its own container (root with CAP_SETUID "
+                         "and CAP_SETGID only); nothing was started")
+    count, uid_base = int(batch["count"]), int(batch["uid_base"])
+    if not (count > 0 and uid_base >= BATCH_UID_MIN and uid_base + count - 1 <= BATCH_UID_MAX):
+        raise SystemExit(f"runner: batch uids {uid_base}+{count} are outside "
+                         f"{BATCH_UID_MIN}..{BATCH_UID_MAX}; nothing was started")
+    # Docker gives a tmpfs the mode of the image's folder, whatever its mode= option says:
+    # the batch modes are set here, by their owner, and checked.
+    for folder, mode in ((WORK_DIR, 0o1733), ("/tmp", 0o700)):
+        os.chmod(folder, mode)
+        st = os.stat(folder)
+        if (st.st_uid, st.st_mode & 0o7777) != (0, mode):
+            raise SystemExit(f"runner: {folder} is not root's with mode {mode:o}; nothing "
+                             "was started")
+    os.makedirs(BATCH_DIR, mode=0o700, exist_ok=True)
+    nonce = batch["nonce"].encode()
+    zygote_pid, to_zygote, from_zygote = _start_zygote(batch)
+    try:
+        ready = from_zygote.read(time.monotonic() + ZYGOTE_START_S, _reap_orphans)
+        if ready != b"READY":
+            raise SystemExit(f"runner: the batch's interpreter did not start ({ready!r})")
+        stdout.write(b"STARTED\n")
+        stdout.flush()
+        for index in range(count):
+            item = _read_item(stdin)
+            if item is None:
+                break
+            report, tar = _run_batch_item(to_zygote, from_zygote, index, uid_base + index, *item)
+            body = _to_json(report).encode("utf-8", "replace")
+            stdout.write(b"ITEM-RESULT %s %d %d %d\n" % (nonce, index, len(body), len(tar))
+                         + body + tar)
+            stdout.flush()
+        stdout.write(b"BATCH-DONE %s\n" % nonce)
+        stdout.flush()
+    finally:
+        _quietly(os.kill, zygote_pid, signal.SIGKILL)
+        _reap_orphans()
+    return 0
+
+
+def _start_zygote(batch: dict):
+    to_read, to_write = os.pipe()
+    from_read, from_write = os.pipe()
+    program = _find_program("python3", os.environ.get("PATH", os.defpath))
+    pid = os.posix_spawn(
+        program, [program, "-I", os.path.abspath(__file__), "--zygote"], dict(os.environ),
+        file_actions=[(os.POSIX_SPAWN_DUP2, to_read, 0), (os.POSIX_SPAWN_DUP2, from_write, 1)],
+        setsigdef=RESTORED_SIGNALS,
+    )
+    os.close(to_read)
+    os.close(from_write)
+    settings = {"preload": batch.get("preload", ""), "warm_args": batch.get("warm_args", []),
+                "modules": batch.get("modules", {})}
+    os.write(to_write, _to_json(settings).encode() + b"\n")
+    return pid, to_write, _Lines(from_read)
+
+
+def _read_item(stdin):
+    if not select.select([stdin], [], [], BATCH_IDLE_S)[0]:
+        return None
+    parts = stdin.readline(256).split()
+    if len(parts) != 3 or parts[0] != b"ITEM":
+        return None
+    header = _from_json(_read_exact(stdin, int(parts[1])).decode("utf-8"))
+    return header, _read_exact(stdin, int(parts[2]))
+
+
+def _run_batch_item(to_zygote: int, from_zygote: _Lines, index: int, uid: int, header: dict,
+                    data: bytes):
+    request, reply = f"{BATCH_DIR}/{index}.req", f"{BATCH_DIR}/{index}.rep"
+    with open(request, "wb", opener=_private) as handle:
+        handle.write(_to_json(header).encode("utf-8") + b"\n" + data)
+    started = time.monotonic()
+    deadline = started + float(header["deadline_s"]) + ITEM_GRACE_S
+    os.write(to_zygote, b"RUN %d %d\n" % (index, uid))
+    supervisor, done = None, None
+    while done is None:
+        line = from_zygote.read(deadline, _reap_orphans)
+        if not line:
+            break
+        kind, _, rest = line.partition(b" ")
+        if kind == b"FORK":
+            supervisor = int(rest.split()[1])
+        elif kind == b"DONE":
+            done = line
+    if done is None:
+        # Late or gone: end the supervisor and everything of the item's uid, then say so.
+        if supervisor is not None:
+            _quietly(os.kill, supervisor, signal.SIGKILL)
+        _kill_uid(uid)
+        from_zygote.read(time.monotonic() + 5.0, _reap_orphans)
+    _reap_orphans()  # the item's processes, killed and reparented to us
+    report, tar = _read_report(reply)
+    for leftover in (request, reply):
+        _quietly(os.unlink, leftover)
+    _sweep_work()
+    if report is None:
+        report = {"exit_code": None, "signal": None, "inner_timeout": False,
+                  "duration_ms": int((time.monotonic() - started) * 1000),
+                  "stdout": _Capture(0, 0).as_dict(), "stderr": _Capture(0, 0).as_dict(),
+                  "broken": "the batch item's supervisor did not report (it was late, or "
+                  "it died)"}
+    return report, tar
+
+
+def _quietly(call, *args) -> None:
+    """call(*args), ignoring the OSError it raises when its process or file is gone already
+    (contextlib.suppress without importing contextlib)."""
+    try:
+        call(*args)
+    except OSError:
+        return
+
+
+def _private(path: str, flags: int) -> int:
+    return os.open(path, flags | os.O_NOFOLLOW, 0o600)
+
+
+def _read_report(path: str):
+    try:
+        with open(path, "rb") as handle:
+            sizes = handle.readline(64).split()
+            if len(sizes) != 2 or int(sizes[0]) > MAX_REPORT_JSON:
+                return None, b""
+            report = _from_json(handle.read(int(sizes[0])).decode("utf-8", "replace"))
+            return report, handle.read(int(sizes[1]))
+    except (OSError, ValueError):
+        return None, b""
+
+
+def _reap_orphans() -> None:
+    """PID 1's duty: collect every finished process reparented to us."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def _sweep_work() -> None:
+    """Remove whatever an item left at the top of /work: root owns the sticky folder, so it
+    may unlink any entry there; a folder is emptied by a helper running as its owner."""
+    try:
+        entries = list(os.scandir(WORK_DIR))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if (st.st_mode & 0o170000) == 0o040000:
+                if BATCH_UID_MIN <= st.st_uid <= BATCH_UID_MAX:
+                    _as_uid(st.st_uid, lambda path=entry.path: _remove_tree(path))
+                os.rmdir(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+def _as_uid(uid: int, work) -> int:
+    """Run `work` in a fork that has become `uid` for good; its exit status."""
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            _become(uid)
+            work()
+            code = 0
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    while True:
+        try:
+            return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+        except ChildProcessError:
+            return -1
+        except InterruptedError:
+            continue
+
+
+def _become(uid: int) -> None:
+    """Drop to `uid` (and gid `uid`, no supplementary groups) for good. Changing every uid
+    away from 0 clears the capabilities; checked, not assumed."""
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if os.getresuid() != (uid, uid, uid) or os.getresgid() != (uid, uid, uid):
+        raise OSError("runner: the uid did not change")
+    with open("/proc/self/status") as handle:
+        for line in handle:
+            name, _, value = line.partition(":")
+            if name in ("CapEff", "CapPrm") and int(value.strip(), 16) != 0:
+                raise OSError(f"runner: {name} is not empty after the uid change")
+
+
+def _kill_uid(uid: int) -> None:
+    """SIGKILL every process of `uid`, from a helper of that uid."""
+    _as_uid(uid, lambda: _kill_all_mine(uid))
+
+
+def _kill_all_mine(uid: int) -> None:
+    """As `uid`: SIGKILL until no process of ours but this one is alive (zombies aside);
+    kill(-1) reaches exactly the processes this uid may signal."""
+    end = time.monotonic() + REAP_WAIT_S
+    me = os.getpid()
+    while time.monotonic() < end:
+        try:
+            os.kill(-1, signal.SIGKILL)
+        except ProcessLookupError:
+            return
+        if not _live_pids(uid, me):
+            return
+        time.sleep(0.002)
+
+
+def _live_pids(uid: int, me: int) -> list[int]:
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == me:
+            continue
+        try:
+            with open(f"/proc/{name}/status") as handle:
+                fields = dict(line.split(":", 1) for line in handle if ":" in line)
+        except OSError:
+            continue
+        if fields.get("Uid", "").split()[:1] == [str(uid)] and not fields.get(
+                "State", "").strip().startswith(("Z", "X")):
+            found.append(int(name))
+    return found
+
+
+def _remove_tree(path: str) -> None:
+    """Everything under `path` (links never followed), its folders made enterable first:
+    an item may have left one mode 000."""
+    folders, stack = [], [path]
+    while stack:
+        folder = stack.pop()
+        _quietly(os.chmod, folder, 0o700)
+        folders.append(folder)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                else:
+                    os.unlink(entry.path)
+            except OSError:
+                continue
+    for folder in reversed(folders):
+        try:
+            os.rmdir(folder)
+        except OSError:
+            continue
+
+
+def _remove_shm(uid: int) -> None:
+    """/dev/shm is shared by every item (mode 1777): remove what this uid made there."""
+    try:
+        entries = list(os.scandir("/dev/shm"))
+    except OSError:
+        return
+    for entry in entries:
+        try:
+            if entry.stat(follow_symlinks=False).st_uid != uid:
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                _remove_tree(entry.path)
+            else:
+                os.unlink(entry.path)
+        except OSError:
+            continue
+
+
+# The zygote: `python3 -I runner.py --zygote`, fd 0 and 1 its control pipe from and to the
+# runner, fd 2 the runner's stderr.
+
+def _zygote_main() -> int:
+    control = os.dup(1)
+    quiet = os.open(os.devnull, os.O_RDWR)
+    os.dup2(quiet, 1)  # what warming pytest prints goes nowhere
+    problem = _install_syscall_filter(batch_syscall_filter())
+    if problem is not None:
+        os.write(control, f"FAIL {problem}\n".encode())
+        return 1
+    commands = _Lines(0)
+    settings = _from_json((commands.read(time.monotonic() + ZYGOTE_START_S) or b"{}").decode())
+    import resource  # noqa: F401  # for every item's rlimits, imported once here
+    import tempfile  # noqa: F401
+
+    if settings.get("preload") == "pytest":
+        _warm_pytest(list(settings.get("warm_args", [])))
+    _preload_modules(settings.get("modules", {}))
+    sys.stdout.flush()
+    os.write(control, b"READY\n")
+    while True:
+        line = commands.read(time.monotonic() + 24 * 3600.0)
+        parts = (line or b"").split()
+        if len(parts) != 3 or parts[0] != b"RUN":
+            return 0
+        index, uid = int(parts[1]), int(parts[2])
+        pid = os.fork()
+        if pid == 0:
+            os.close(control)
+            _supervise(index, uid, settings.get("preload") == "pytest")
+        os.write(control, b"FORK %d %d\n" % (index, pid))
+        while True:
+            try:
+                status = os.waitpid(pid, 0)[1]
+                break
+            except InterruptedError:
+                continue
+        os.write(control, b"DONE %d %d\n" % (index, os.waitstatus_to_exitcode(status)))
+
+
+def _warm_pytest(args: list[str]) -> None:
+    """Import pytest and run it once on a trivial test with the items' options, so that an
+    item starts with every plugin module loaded; then undo what the run left behind."""
+    path, modules = list(sys.path), set(sys.modules)
+    folder = os.path.join(BATCH_DIR, "warm")
+    os.makedirs(folder, mode=0o700, exist_ok=True)
+    with open(os.path.join(folder, "test_selfcorrect_warm.py"), "w") as handle:
+        handle.write("def test_warm():\n    assert [1] == [1]\n")
+    here = os.getcwd()
+    os.chdir(folder)
+    try:
+        import pytest
+
+        pytest.main([*args, "test_selfcorrect_warm.py"])
+    except BaseException:
+        pass
+    finally:
+        os.chdir(here)
+        sys.path[:] = path
+        for name in set(sys.modules) - modules:
+            if name.startswith("test_selfcorrect_warm"):
+                del sys.modules[name]
+
+
+def _preload_modules(sources: dict) -> None:
+    """Modules the client sent with the batch (the same for every item: the tests' own
+    support code), compiled and imported here once instead of in every item."""
+    import types
+
+    for name, source in sources.items():
+        module = types.ModuleType(name)
+        module.__file__ = os.path.join(BATCH_DIR, f"{name}.py")
+        exec(compile(source, module.__file__, "exec"), module.__dict__)
+        sys.modules[name] = module
+
+
+def _supervise(index: int, uid: int, preloaded: bool) -> None:
+    """One item, as root (never as its uid), then os._exit."""
+    code = 1
+    try:
+        path = f"{BATCH_DIR}/{index}.req"
+        with open(path, "rb") as handle:
+            header = _from_json(handle.readline().decode("utf-8"))
+            data = handle.read()
+        os.unlink(path)
+        report, tar = _supervise_item(index, uid, header, data, preloaded)
+        body = _to_json(report).encode("utf-8", "replace")
+        partial = f"{BATCH_DIR}/{index}.rep.partial"
+        with open(partial, "wb", opener=_private) as handle:
+            handle.write(b"%d %d\n" % (len(body), len(tar)) + body + tar)
+        os.replace(partial, f"{BATCH_DIR}/{index}.rep")
+        code = 0
+    except BaseException as exc:
+        _quietly(os.write, 2, f"runner: batch item {index}: {type(exc).__name__}: {exc}\n"
+                 .encode("utf-8", "replace"))
+    finally:
+        os._exit(code)
+
+
+def _supervise_item(index: int, uid: int, header: dict, data: bytes, preloaded: bool):
+    folder = f"{WORK_DIR}/i{index}"
+    run_dir, home = f"{folder}/run", f"{folder}/home"
+    caps = header["caps"]
+    env = dict(os.environ)
+    env.update({"HOME": home, "TMPDIR": f"{home}/tmp", "MPLCONFIGDIR": f"{home}/matplotlib",
+                "XDG_CACHE_HOME": f"{home}/.cache", "XDG_CONFIG_HOME": f"{home}/.config"})
+    env.update(header.get("env", {}))
+    out_read, out_write = os.pipe()
+    err_read, err_write = os.pipe()
+    oom_before = _oom_kills()
+    started = time.monotonic()
+    deadline = started + float(header["deadline_s"])
+    pid = os.fork()
+    if pid == 0:
+        _item(uid, header, data, (folder, run_dir, home, f"{home}/tmp"), env,
+              out_write, err_write, preloaded)
+    os.close(out_write)
+    os.close(err_write)
+    child = _Child(pid)
+    out = _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
+    err = _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
+    # A fast poll: the output closes a moment before the exit status can be read, and a
+    # batch pays that moment once per item.
+    inner_timeout = _pump(child, {out_read: out, err_read: err}, deadline,
+                          kill=lambda: _kill_uid(uid), poll_s=0.0005)
+    duration_ms = int((time.monotonic() - started) * 1000)
+    extras, tar = _finish(uid, header, data, run_dir, folder)
+    oom_after = _oom_kills()
+    code = child.returncode if child.returncode is not None else -signal.SIGKILL
+    report = {
+        "exit_code": code if code >= 0 else None,
+        "signal": -code if code < 0 else None,
+        "duration_ms": duration_ms,
+        "inner_timeout": inner_timeout,
+        "stdout": out.as_dict(),
+        "stderr": err.as_dict(),
+        "oom_kills": None if oom_before is None or oom_after is None else oom_after - oom_before,
+    }
+    report.update(extras)
+    return report, tar
+
+
+def _item(uid: int, header: dict, data: bytes, folders: tuple, env: dict, out_fd: int,
+          err_fd: int, preloaded: bool) -> None:
+    """The item's process: drop to its uid, set its limits, lay out its folder, then become
+    the script. Never returns."""
+    argv = header["argv"]
+    try:
+        _become(uid)
+        _limit_item(header["limits"], float(header["deadline_s"]))
+        os.umask(0o077)
+        for folder in folders:
+            os.mkdir(folder, 0o700)
+        _place_inputs(header, data, folders[1])
+        os.chdir(folders[1])
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(out_fd, 1)
+        os.dup2(err_fd, 2)
+        os.closerange(3, 65536)
+        os.setsid()
+        try:
+            with open("/proc/self/oom_score_adj", "w") as handle:
+                handle.write("1000")  # the OOM killer's first choice, as in a single run
+        except OSError:
+            pass
+        _seed_font_cache(env.get("MPLCONFIGDIR"))
+        if preloaded and argv[:4] == PYTEST_ARGV:
+            _pytest_here(argv[4:], env)
+        program = _find_program(argv[0], env.get("PATH", os.defpath))
+        for number in RESTORED_SIGNALS:
+            signal.signal(number, signal.SIG_DFL)
+        os.execve(program, argv, env)
+    except BaseException as exc:
+        _quietly(os.write, 2, f"cannot start {argv[0]}: {exc}\n".encode("utf-8", "replace"))
+    os._exit(127)
+
+
+def _limit_item(limits: dict, deadline_s: float) -> None:
+    """Per-process bounds (per uid for the process count), since the cgroup is the batch's."""
+    import resource
+
+    mib = 1024 * 1024
+    for which, value in ((resource.RLIMIT_NPROC, limits["pids"]),
+                         (resource.RLIMIT_NOFILE, limits["nofile"]),
+                         (resource.RLIMIT_CORE, 0),
+                         (resource.RLIMIT_FSIZE, limits["work_mb"] * mib),
+                         (resource.RLIMIT_AS, max(2 * limits["memory_mb"], 1024) * mib),
+                         (resource.RLIMIT_CPU, int(deadline_s) + 2)):
+        resource.setrlimit(which, (value, value))
+
+
+def _pytest_here(args: list[str], env: dict) -> None:
+    """`python3 -I -m pytest ARGS` in this fork of the warmed zygote; never returns."""
+    import atexit
+    import tempfile
+
+    import pytest
+
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None  # the zygote's choice, /tmp, is root's alone here
+    sys.argv = [pytest.__file__, *args]
+    code = 1
+    try:
+        code = int(pytest.console_main())
+        # What `python3 -m pytest` does on its way out (the tests' support code ends the
+        # candidate's process there); os._exit below would skip it.
+        atexit._run_exitfuncs()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException as exc:
+        _quietly(os.write, 2, f"pytest crashed: {type(exc).__name__}: {exc}\n".encode())
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except BaseException:
+                continue
+        os._exit(code & 0xFF)
+
+
+def _finish(uid: int, header: dict, data: bytes, run_dir: str, folder: str):
+    """After the item, in one helper that becomes its uid: kill whatever of the uid is still
+    running, send the artifacts as the single run reports them (the report's extra fields,
+    then the tar), then remove its folder and its /dev/shm files. The files are the uid's
+    own, mode 0600 or less: root here cannot read them."""
+    caps = header["caps"]
+    limit = caps["artifact_max_total_bytes"] + caps["artifact_max_files"] * 1536 + (
+        MAX_REPORT_JSON + 65536)
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read_end)
+            _become(uid)
+            _kill_all_mine(uid)
+            inputs = _place_inputs(header, data, run_dir, write=False)
+            members, rejected, left_out, unchanged = _select_artifacts(
+                caps, inputs, header.get("wanted", []), run_dir)
+            info = _to_json({"rejected": rejected, "unlisted": left_out,
+                             "unchanged_inputs": unchanged}).encode("utf-8", "replace")
+            with os.fdopen(write_end, "wb") as stream:
+                stream.write(b"%d\n" % len(info) + info)
+                _write_tar(stream, members)
+            _remove_tree(folder)
+            _remove_shm(uid)
+            code = 0
+        except BaseException:
+            code = 1
+        finally:
+            os._exit(code)
+    os.close(write_end)
+    chunks, total = [], 0
+    while total <= limit:
+        chunk = os.read(read_end, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    os.close(read_end)
+    if total > limit:
+        _quietly(os.kill, pid, signal.SIGKILL)
+    os.waitpid(pid, 0)
+    size, _, rest = b"".join(chunks).partition(b"\n")
+    try:
+        extras = _from_json(rest[: int(size)].decode("utf-8", "replace"))
+        return extras, rest[int(size):] if total <= limit else b""
+    except ValueError:
+        return {"rejected": [], "unlisted": 0, "unchanged_inputs": []}, b""
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(_zygote_main() if sys.argv[1:2] == ["--zygote"] else main())
+
