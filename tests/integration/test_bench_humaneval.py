@@ -75,7 +75,7 @@ def test_samples_are_scored_beside_the_reference_and_gated(
     ]))
     out = tmp_path / "out"
     code = main(["bench", "humaneval", "--mode", "samples", "--samples", str(samples),
-                 "--gate", "70", "--out", str(out)])
+                 "--reference-on-host", "--gate", "70", "--out", str(out)])
     table = capsys.readouterr().out
     assert code == 1  # 2 of 3 passed: below the 70% floor
     (run,) = results(out).values()

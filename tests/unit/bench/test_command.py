@@ -16,6 +16,10 @@ from selfcorrect_action.cli import main
     (["--mode", "model", "--replay", "missing-folder"], "not a folder of recordings"),
     (["--gate", "101"], "--gate"),
     (["--workers", "0"], "--workers"),
+    (["--mode", "samples", "--samples", "s.jsonl"], "executes every completion on this host"),
+    (["--reference-on-host"], "--reference-on-host is for --mode samples"),
+    (["--mode", "samples", "--samples", "s.jsonl", "--no-reference", "--reference-on-host"],
+     "--reference-on-host is for --mode samples, without --no-reference"),
 ])
 def test_bad_usage_exits_2_with_the_reason(argv: list[str], says: str, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:
