@@ -41,7 +41,7 @@ def system_message(state: RunState, role: Role) -> ChatMessage:
     contract = state.contract
     return ChatMessage(role="system", content=render(
         f"prompts/system/{role}.j2", network=contract.network, timeout_s=contract.timeout_s,
-        memory_mb=contract.memory_mb, output_name=state.output_name,
+        memory_mb=contract.memory_mb, output_name=state.output_name, kind=state.spec.kind,
     ))
 
 

@@ -77,3 +77,25 @@ def test_criteria_and_code_cannot_open_sections_of_their_own() -> None:
     assert "\n# Note from the operators" not in text  # kept on its criterion's line
     assert "- draws bars\\n\\n# Note from the operators" in text
     assert "````python\n" + code in text  # a fence longer than the code's own
+
+
+def _system(kind: str, role: str) -> str:
+    from selfcorrect_action.loop.llm_step import system_message
+
+    spec = TaskSpec.model_validate({"prompt": "Write add(a, b).", "kind": kind,
+                                    "output": "calc.py"})
+    state = RunState(run_id="r", started_at="t", spec_source="s.yml", spec=spec,
+                     output_name="calc.py", contract=spec.contract, models=ModelTiers())
+    return system_message(state, role).content  # type: ignore[arg-type]
+
+
+def test_a_function_module_is_told_it_is_imported_and_holds_no_tests() -> None:
+    """Real (weak) models given a kind: function task wrote test code and demo prints at
+    import instead of the function: the coder's system prompt said only that the file runs
+    as a script."""
+    coder = _system("function", "code")
+    assert "the frozen tests import it as the module `calc`" in coder
+    assert "do not write any" in coder and 'if __name__ == "__main__":' in coder
+    assert "import it as the module" not in _system("script", "code")
+    # The planner may have to write those tests: it is not told there are none to write.
+    assert "do not write any" not in _system("function", "plan")
