@@ -28,9 +28,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "examples"))
 
 from record_real_model import (  # noqa: E402
-    DEFAULT_API_BASE,
-    DEFAULT_MODEL,
-    all_names,
+    add_server_arguments,
+    chosen_names,
     markdown_table,
     run_task,
     spec_for,
@@ -40,12 +39,7 @@ from record_real_model import (  # noqa: E402
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--api-base", default=DEFAULT_API_BASE,
-                        help=f"OpenAI-compatible API (default {DEFAULT_API_BASE})")
-    parser.add_argument("--model", default=DEFAULT_MODEL,
-                        help=f"litellm model name (default {DEFAULT_MODEL})")
-    parser.add_argument("--only", nargs="+", metavar="NAME",
-                        help="run only these tasks (two_sum, humaneval_3, ...)")
+    add_server_arguments(parser, "run")
     parser.add_argument("--label", default="",
                         help='what the model is, for the table title, e.g. "SmolLM2-135M-'
                         'Instruct Q4_1 on llama-cpp-python 0.3.36"')
@@ -57,10 +51,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
 
     write_humaneval_specs()
-    names = args.only or all_names()
-    unknown = sorted(set(names) - set(all_names()))
-    if unknown:
-        parser.error(f"unknown task(s): {', '.join(unknown)}; known: {', '.join(all_names())}")
+    names = chosen_names(parser, args.only)
     rows = []
     label = f" ({args.label})" if args.label else ""
     title = f"`benchmarks/local_model.py`: {args.model}{label} at {args.api_base}"

@@ -313,14 +313,28 @@ def summary(out: Path) -> str:
     )
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_server_arguments(parser: argparse.ArgumentParser, verb: str) -> None:
+    """--api-base, --model and --only, shared with benchmarks/local_model.py."""
     parser.add_argument("--api-base", default=DEFAULT_API_BASE,
                         help=f"OpenAI-compatible API (default {DEFAULT_API_BASE})")
     parser.add_argument("--model", default=DEFAULT_MODEL,
                         help=f"litellm model name (default {DEFAULT_MODEL})")
     parser.add_argument("--only", nargs="+", metavar="NAME",
-                        help="record only these tasks (two_sum, humaneval_3, ...)")
+                        help=f"{verb} only these tasks (two_sum, humaneval_3, ...)")
+
+
+def chosen_names(parser: argparse.ArgumentParser, only: list[str] | None) -> list[str]:
+    """The tasks --only names (all of them without it); an unknown one is a usage error."""
+    names = only or all_names()
+    unknown = sorted(set(names) - set(all_names()))
+    if unknown:
+        parser.error(f"unknown task(s): {', '.join(unknown)}; known: {', '.join(all_names())}")
+    return names
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_server_arguments(parser, "record")
     parser.add_argument("--out", type=Path, default=FIXTURES,
                         help="where the recordings go (default tests/fixtures/real_model)")
     parser.add_argument("--overwrite", action="store_true",
@@ -333,10 +347,7 @@ def main(argv: list[str] | None = None) -> int:
 
     for path in write_humaneval_specs(force=args.write_specs):
         print(f"wrote {path.relative_to(ROOT)}")
-    names = args.only or all_names()
-    unknown = sorted(set(names) - set(all_names()))
-    if unknown:
-        parser.error(f"unknown task(s): {', '.join(unknown)}; known: {', '.join(all_names())}")
+    names = chosen_names(parser, args.only)
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     log_dir = (args.log_dir or Path(tempfile.mkdtemp(prefix="record-real-model-"))).resolve()

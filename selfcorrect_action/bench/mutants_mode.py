@@ -18,10 +18,11 @@ Stages 2 to 4 use --isolation; probes and repairs use single executions (the loo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
 from typing import Any
@@ -114,16 +115,23 @@ def chosen_kinds(probe: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return chosen
 
 
+@contextlib.contextmanager
+def _sandbox(ctx: BenchContext) -> Iterator[Sandbox]:
+    """The single-execution sandbox of the probe and repair stages, its pool warmed."""
+    options = ctx.options
+    with Sandbox(ctx.engine, ctx.image, pool_size=options.workers,
+                 max_workers=options.workers + 2) as box:
+        box.warm(LIMITS, options.runtime)
+        yield box
+
+
 def _probe_stage(ctx: BenchContext, key: str) -> None:
     options, store = ctx.options, ctx.store
     left = set(results_file.todo([p.task_id for p in ctx.problems], store.results, key))
     pending = [p for p in ctx.problems if p.task_id in left]
     scratch = Path(tempfile.mkdtemp(prefix="selfcorrect-probe-"))
     try:
-        with ctx.bar("mutants: behaviour probes", len(pending)) as bar, Sandbox(
-                ctx.engine, ctx.image, pool_size=options.workers,
-                max_workers=options.workers + 2) as box:
-            box.warm(LIMITS, options.runtime)
+        with ctx.bar("mutants: behaviour probes", len(pending)) as bar, _sandbox(ctx) as box:
             requests = {p.task_id: probe_request(p, options.runtime) for p in pending}
 
             def one(problem: Problem) -> None:
@@ -215,10 +223,8 @@ def _repair_stage(ctx: BenchContext, key: str,
                and f"{p.task_id}:{m.kind}:repair" not in items]
     scratch = Path(tempfile.mkdtemp(prefix="selfcorrect-repair-"))
     try:
-        with ctx.bar("repairs of the caught mutants (the loop)", len(pending)) as bar, Sandbox(
-                ctx.engine, ctx.image, pool_size=options.workers,
-                max_workers=options.workers + 2) as box:
-            box.warm(LIMITS, options.runtime)
+        with ctx.bar("repairs of the caught mutants (the loop)", len(pending)) as bar, \
+                _sandbox(ctx) as box:
 
             def one(job: tuple[Problem, mutators.Mutant]) -> None:
                 problem, mutant = job
