@@ -132,6 +132,9 @@ def main() -> int:
         # Before STARTED, on stderr: the client reports that the sandbox did not start the
         # script, quoting this. A script must never run without the filter.
         raise SystemExit(f"runner: {filter_problem}; the script was not started")
+    if "boundary" in header:
+        # The frozen tests and the candidate under two uids (see "The tests' boundary").
+        return _boundary_main(header, payload, stdout)
     if "batch" in header or os.getuid() == 0:
         # Root only in a batch container, which runs nothing as root (see "Batch mode").
         return _batch_main(header, stdin, stdout)
@@ -498,14 +501,17 @@ def _prefer_for_oom_kill(pid: int) -> None:
         return
 
 
-def _pump(child: _Child, captures: dict, deadline: float, kill=None, poll_s: float = 0.02
-          ) -> bool:
+def _pump(child: _Child, captures: dict, deadline: float, kill=None, poll_s: float = 0.02,
+          extra=None) -> bool:
     """Copy both pipes into their captures until the child is gone and the pipes are closed
     (or the grace after its exit runs out). True when the inner deadline struck first.
     Every wait is bounded: a script that closes its output and sleeps still meets the
     deadline. `kill` ends everything the script started, and `poll_s` is how long to wait
-    for its exit status once its output has closed (batch mode passes its own of both)."""
+    for its exit status once its output has closed (batch mode passes its own of both).
+    `extra` maps more descriptors to a handler called when one is readable (False: stop
+    watching it); they never hold the loop open (the boundary's control socket)."""
     kill = kill or _kill_everything_else
+    extra = extra if extra is not None else {}
     open_fds = set(captures)
     exited_at = None
     timed_out = False
@@ -524,10 +530,17 @@ def _pump(child: _Child, captures: dict, deadline: float, kill=None, poll_s: flo
             timed_out = True
             kill()
             exited_at = exited_at or now
-        ready = select.select(list(open_fds), [], [], 0.05)[0] if open_fds else []
-        if not open_fds:
+        watched = [*open_fds, *extra]
+        if watched:
+            ready = select.select(watched, [], [], 0.05 if open_fds else poll_s)[0]
+        else:
+            ready = []
             time.sleep(poll_s)
         for fd in ready:
+            if fd in extra:
+                if not extra[fd](fd):
+                    del extra[fd]
+                continue
             data = os.read(fd, 65536)
             if data:
                 captures[fd].feed(data)
@@ -539,9 +552,15 @@ def _pump(child: _Child, captures: dict, deadline: float, kill=None, poll_s: flo
     return timed_out
 
 
+# Processes besides the child whose exit status someone asked to keep (the boundary's
+# candidate), and the statuses kept.
+_WATCHED: set[int] = set()
+_EXITS: dict[int, int] = {}
+
+
 def _reap(child: _Child) -> None:
     """As PID 1, collect every finished process (orphans included), noting the child's
-    status when it is among them."""
+    status when it is among them (and a watched process's)."""
     while True:
         try:
             pid, status = os.waitpid(-1, os.WNOHANG)
@@ -550,8 +569,12 @@ def _reap(child: _Child) -> None:
         if pid == 0:
             return
         # A stopped (traced) child is not finished, and waitstatus_to_exitcode would raise.
-        if pid == child.pid and not os.WIFSTOPPED(status):
+        if os.WIFSTOPPED(status):
+            continue
+        if pid == child.pid:
             child.returncode = os.waitstatus_to_exitcode(status)
+        elif pid in _WATCHED:
+            _EXITS[pid] = os.waitstatus_to_exitcode(status)
 
 
 def _kill_everything_else() -> None:
@@ -1414,6 +1437,354 @@ def _finish(uid: int, header: dict, data: bytes, run_dir: str, folder: str):
         return extras, rest[int(size):] if total <= limit else b""
     except ValueError:
         return {"rejected": [], "unlisted": 0, "unchanged_inputs": []}, b""
+
+
+# ---- The tests' boundary -------------------------------------------------------------
+#
+# A spec's frozen tests judge the candidate from outside its process. Their container
+# starts the runner as root with CAP_SETUID and CAP_SETGID only (as a batch does); it lays
+# out three folders, then starts two processes that share no memory, no uid and no private
+# folder (see sandbox/boundary/selfcorrect_boundary/__init__.py):
+#
+#   runner (PID 1, root)     places the files, starts both, hands the tests a socket to
+#    |                       each candidate process it starts, kills, reports
+#    +- pytest (uid 10002)   /work/tests (0700: the tests, their report, a copy of the
+#    |                       candidate's source): run_tests.py over the frozen tests
+#    +- candidate (10001)    /work/candidate (0700: the module): a fresh `python3 -I`
+#                            running serve.py, never a fork of pytest, restarted (a new
+#                            interpreter) when the tests say it crashed or hung
+#
+# Both work in /work/shared (1777, root's): the inputs and the files carried over from the
+# candidate's run are root's there (read-only to both, and the sticky bit keeps them from
+# being replaced), and what either writes by relative path the other can read. The tests'
+# folder links to those files, so tests that open them next to their own file still do.
+# Control socket (the tests' fd 3): "S\n" start (or hand over the first) candidate process,
+# answered "OK <how the last one ended>\n" with the new socket as SCM_RIGHTS; "K\n" kill the
+# current one, answered "OK <how it ended>\n".
+
+BOUNDARY_ROOT = "/opt/selfcorrect/boundary"
+CANDIDATE_UID = 10001
+TESTS_UID = 10002
+TESTS_DIR = WORK_DIR + "/tests"
+CANDIDATE_DIR = WORK_DIR + "/candidate"
+SHARED_DIR = WORK_DIR + "/shared"
+SOURCE_COPY = ".selfcorrect/candidate-source.py"
+CONTROL_FD = 3
+RESERVE_MIN_S, RESERVE_MAX_S, RESERVE_SHARE = 0.5, 5.0, 0.15
+
+
+def _boundary_main(header: dict, payload: bytes, stdout) -> int:
+    import _socket
+
+    if os.getuid() != 0:
+        raise SystemExit("runner: the tests' boundary needs its own container (root with "
+                         "CAP_SETUID and CAP_SETGID only); nothing was started")
+    spec = header["boundary"]
+    # /work: each uid makes its own private folder (before any of the candidate's code
+    # runs); sticky, so no uid can remove or rename another's, and not listable.
+    for folder, mode in ((WORK_DIR, 0o1733), ("/tmp", 0o1777)):
+        os.chmod(folder, mode)
+        st = os.stat(folder)
+        if (st.st_uid, st.st_mode & 0o7777) != (0, mode):
+            raise SystemExit(f"runner: {folder} is not root's with mode {mode:o}; nothing "
+                             "was started")
+    files = _split_payload(header, payload)
+    candidate, tests = spec["candidate"], set(spec["tests"])
+    source = next((data for name, data, _ in files if name == candidate), b"")
+    shared = [(name, data, mode) for name, data, mode in files
+              if name != candidate and name not in tests]
+    _make_shared(shared)
+    links = sorted({name.split("/", 1)[0] for name, _, _ in shared})
+    layouts = (
+        (CANDIDATE_UID, CANDIDATE_DIR, [(candidate, source, 0o644)], []),
+        (TESTS_UID, TESTS_DIR, [(name, data, mode) for name, data, mode in files
+                                if name in tests] + [(SOURCE_COPY, source, 0o600)], links),
+    )
+    for uid, folder, own, linked in layouts:
+        if _as_uid(uid, lambda f=folder, o=own, li=linked: _make_private(f, o, li)) != 0:
+            raise SystemExit(f"runner: could not lay out {folder}; nothing was started")
+    env = dict(os.environ)
+    env.update(header.get("env", {}))
+    deadline_s = float(header["deadline_s"])
+    started = time.monotonic()
+    deadline = started + deadline_s
+    out_read, out_write = os.pipe()
+    candidates = _Candidates(spec, _uid_env(env, CANDIDATE_UID, CANDIDATE_DIR), out_write)
+    if spec.get("eager"):
+        candidates.start()
+    runner_end, tests_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    settings = {"control_fd": CONTROL_FD, "module": spec["module"],
+                "path": f"{CANDIDATE_DIR}/{candidate}", "source": f"{TESTS_DIR}/{SOURCE_COPY}",
+                "deadline": deadline,
+                "reserve_s": min(RESERVE_MAX_S, max(RESERVE_MIN_S, RESERVE_SHARE * deadline_s))}
+    tests_env = _uid_env(env, TESTS_UID, TESTS_DIR)
+    tests_env["SELFCORRECT_BOUNDARY"] = _to_json(settings)
+    caps = header["caps"]
+    outs = {name: _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
+            for name in ("out", "err", "candidate")}
+    oom_before = _oom_kills()
+    test_out, test_err = os.pipe(), os.pipe()
+    try:
+        pid = _spawn_as(TESTS_UID, header["argv"], tests_env, SHARED_DIR,
+                        {1: test_out[1], 2: test_err[1], CONTROL_FD: tests_end.fileno()})
+    finally:
+        for fd in (test_out[1], test_err[1]):
+            os.close(fd)
+        tests_end.close()
+    stdout.write(b"STARTED\n")
+    stdout.flush()
+
+    def kill_all() -> None:
+        _kill_uid(TESTS_UID)
+        candidates.end()
+
+    child = _Child(pid)
+    inner_timeout = _pump(child, {test_out[0]: outs["out"], test_err[0]: outs["err"]},
+                          deadline, kill=kill_all,
+                          extra={runner_end.fileno(): lambda fd: candidates.on_control(
+                              runner_end), out_read: lambda fd: _drain(fd, outs["candidate"])})
+    kill_all()
+    duration_ms = int((time.monotonic() - started) * 1000)
+    runner_end.close()
+    _drain(out_read, outs["candidate"], until_empty=True)
+    for fd in (out_read, out_write):
+        _quietly(os.close, fd)
+    oom_after = _oom_kills()
+    code = child.returncode if child.returncode is not None else -signal.SIGKILL
+    err = outs["err"].as_dict()
+    said = outs["candidate"].as_dict()
+    if said["total_bytes"]:
+        err["text"] += "\n[the candidate's process, outside the calls]\n" + said["text"]
+    report = {
+        "exit_code": code if code >= 0 else None,
+        "signal": -code if code < 0 else None,
+        "duration_ms": duration_ms,
+        "inner_timeout": inner_timeout,
+        "stdout": outs["out"].as_dict(),
+        "stderr": err,
+        "oom_kills": None if oom_before is None or oom_after is None else oom_after - oom_before,
+        "candidate_restarts": candidates.started - 1 if candidates.started else 0,
+    }
+    _as_uid(TESTS_UID, lambda: _open_tests_folder(links))
+    inputs = {name: data for name, data, _ in files if name in tests}
+    members, rejected, left_out, unchanged = _select_artifacts(
+        caps, inputs, header.get("wanted", []), TESTS_DIR)
+    report.update({"rejected": rejected, "unlisted": left_out, "unchanged_inputs": unchanged})
+    body = _to_json(report).encode("utf-8", "replace")
+    nonce = header["nonce"].encode()
+    stdout.write(b"RESULT %s %d\n" % (nonce, len(body)) + body)
+    stdout.flush()
+    _write_tar(stdout, [(rel, path) for rel, path in members])
+    stdout.flush()
+    return 0
+
+
+def _split_payload(header: dict, payload: bytes) -> list[tuple[str, bytes, int]]:
+    files, offset = [], 0
+    for item in header.get("files", []):
+        data = payload[offset : offset + item["size"]]
+        offset += item["size"]
+        name = os.path.normpath(item["path"])
+        if name.startswith(("/", "..")) or name == ".":
+            continue
+        files.append((name, data, item["mode"] & 0o755))
+    return files
+
+
+def _make_shared(files: list[tuple[str, bytes, int]]) -> None:
+    """/work/shared and the files both processes read, as root's: neither can change them
+    (nor, with the sticky bit, replace them); folders on the way are 1777 like the top."""
+    os.mkdir(SHARED_DIR)
+    os.chmod(SHARED_DIR, 0o1777)
+    for name, data, mode in files:
+        target = os.path.join(SHARED_DIR, name)
+        folder = os.path.dirname(target)
+        if not os.path.isdir(folder):
+            os.makedirs(folder)
+            os.chmod(folder, 0o1777)
+        with open(target, "wb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW, 0o600)) as out:
+            out.write(data)
+        os.chmod(target, mode & 0o755 | 0o444)
+
+
+def _make_private(folder: str, files: list[tuple[str, bytes, int]], links: list[str]) -> None:
+    """As the folder's uid: the folder (0700), its files, and links to the shared files."""
+    os.umask(0o077)
+    os.mkdir(folder, 0o700)
+    for name, data, mode in files:
+        target = os.path.join(folder, name)
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        with open(target, "wb", opener=_private) as out:
+            out.write(data)
+        os.chmod(target, mode & 0o700)
+    for name in links:
+        if not os.path.lexists(os.path.join(folder, name)):
+            os.symlink(os.path.join(SHARED_DIR, name), os.path.join(folder, name))
+
+
+def _open_tests_folder(links: list[str]) -> None:
+    """As the tests' uid, once nothing of either uid runs: drop the links and the source
+    copy, and let root read the rest (the report) to send it back."""
+    for name in links:
+        path = os.path.join(TESTS_DIR, name)
+        if os.path.islink(path):
+            os.unlink(path)
+    _quietly(os.unlink, os.path.join(TESTS_DIR, SOURCE_COPY))
+    stack = [TESTS_DIR]
+    while stack:
+        folder = stack.pop()
+        _quietly(os.chmod, folder, 0o755)
+        try:
+            entries = list(os.scandir(folder))
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    os.chmod(entry.path, 0o644)
+            except OSError:
+                continue
+
+
+def _uid_env(env: dict, uid: int, home: str) -> dict:
+    """The environment for one of the two uids: its own home and caches."""
+    made = dict(env)
+    made.update({"HOME": home, "MPLCONFIGDIR": f"/tmp/matplotlib-{uid}",
+                 "XDG_CACHE_HOME": f"/tmp/cache-{uid}", "XDG_CONFIG_HOME": f"/tmp/config-{uid}"})
+    return made
+
+
+def _drain(fd: int, capture: _Capture, until_empty: bool = False) -> bool:
+    while True:
+        if not select.select([fd], [], [], 0)[0]:
+            return True
+        data = os.read(fd, 65536)
+        if not data:
+            return False
+        capture.feed(data)
+        if not until_empty:
+            return True
+
+
+def _spawn_as(uid: int, argv: list[str], env: dict, cwd: str, fds: dict[int, int],
+              nproc: int | None = None, oom_first: bool = False) -> int:
+    """fork, become `uid` for good, lay out descriptors `fds` (target -> ours), then exec:
+    a fresh interpreter, nothing of ours but those descriptors."""
+    import fcntl
+
+    program = _find_program(argv[0], env.get("PATH", os.defpath))
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    try:
+        if oom_first:  # before the uid change: that leaves /proc/self root's to write
+            with open("/proc/self/oom_score_adj", "w") as handle:
+                handle.write("1000")
+        _become(uid)
+        os.umask(0)
+        if nproc is not None:
+            import resource
+
+            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
+        os.chdir(cwd)
+        moved = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 100) for target, source in fds.items()}
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        for target, high in moved.items():
+            os.dup2(high, target)
+        highest = max(moved)
+        for fd in range(3, highest):
+            if fd not in moved:
+                _quietly(os.close, fd)
+        os.closerange(highest + 1, 65536)
+        os.setsid()
+        _seed_font_cache(env.get("MPLCONFIGDIR"))
+        for number in RESTORED_SIGNALS:
+            signal.signal(number, signal.SIG_DFL)
+        os.execve(program, argv, env)
+    except BaseException as exc:
+        _quietly(os.write, 2, f"cannot start {argv[0]}: {exc}\n".encode("utf-8", "replace"))
+    os._exit(127)
+
+
+class _Candidates:
+    """The candidate's processes, one at a time: each a fresh interpreter started here."""
+
+    def __init__(self, spec: dict, env: dict, output_fd: int) -> None:
+        self.spec, self.env, self.output_fd = spec, env, output_fd
+        self.pid: int | None = None
+        self.tests_end = None
+        self.started = 0
+
+    def start(self) -> None:
+        import _socket
+
+        ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        argv = ["python3", "-I", "-B", f"{BOUNDARY_ROOT}/serve.py", str(CONTROL_FD),
+                f"{CANDIDATE_DIR}/{self.spec['candidate']}", self.spec["module"],
+                "1" if self.spec.get("eager") else "0"]
+        try:
+            fds = {1: self.output_fd, 2: self.output_fd, CONTROL_FD: theirs.fileno()}
+            self.pid = _spawn_as(CANDIDATE_UID, argv, self.env, SHARED_DIR, fds,
+                                 nproc=self.spec.get("nproc"), oom_first=True)
+        finally:
+            theirs.close()
+        _WATCHED.add(self.pid)
+        self.tests_end = ours
+        self.started += 1
+
+    def end(self) -> str:
+        """Kill what is left of the current process (and anything it started): how it
+        ended, in words."""
+        if self.tests_end is not None:
+            self.tests_end.close()
+            self.tests_end = None
+        pid, self.pid = self.pid, None
+        if pid is None:
+            return ""
+        _reap(_Child(-1))
+        if pid in _EXITS:
+            _kill_uid(CANDIDATE_UID)  # what it left running
+            return _ended(_EXITS.pop(pid))
+        _kill_uid(CANDIDATE_UID)
+        end = time.monotonic() + REAP_WAIT_S
+        while pid not in _EXITS and time.monotonic() < end:
+            _reap(_Child(-1))
+            time.sleep(0.002)
+        _EXITS.pop(pid, None)
+        return "its process was still running, and was killed"
+
+    def on_control(self, control) -> bool:
+        """One command from the tests' process; False once it has closed the socket."""
+        import _socket
+
+        try:
+            data = control.recv(64)
+        except OSError:
+            return False
+        if not data:
+            return False
+        for command in data.split(b"\n"):
+            if command == b"K":
+                control.sendall(b"OK " + self.end().encode("utf-8", "replace") + b"\n")
+            elif command == b"S":
+                status = "" if self.pid is not None and self.tests_end is not None else None
+                if status is None:
+                    status = self.end()
+                    self.start()
+                handed, self.tests_end = self.tests_end, None
+                control.sendmsg([b"OK " + status.encode("utf-8", "replace") + b"\n"],
+                                [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS,
+                                  _struct.pack("i", handed.fileno()))])
+                handed.close()
+        return True
+
+
+def _ended(code: int) -> str:
+    return f"exit status {code}" if code >= 0 else f"killed by signal {-code}"
+
 
 if __name__ == "__main__":
     sys.exit(_zygote_main() if sys.argv[1:2] == ["--zygote"] else main())

@@ -42,6 +42,9 @@ from selfcorrect_action.spec_files import (
 from selfcorrect_action.spec_files import file_problems as _file_problems
 
 TaskKind = Literal["script", "function"]
+# How the frozen tests meet the candidate: from another process under another uid (only
+# plain data crosses), or imported into pytest's own process (docs/task-spec.md).
+Isolation = Literal["process", "in-process"]
 
 DOCS_HINT = "see docs/task-spec.md for what this field takes"
 DEFAULT_OUTPUT_DIR = "scripts"
@@ -167,6 +170,7 @@ class TaskSpec(_Strict):
     )
     # strict: `judge: "no"` or `judge: 0` are mistakes, not a quiet true or false.
     judge: bool = Field(default=True, strict=True)
+    isolation: Isolation = "process"
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:

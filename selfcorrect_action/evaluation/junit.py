@@ -19,9 +19,11 @@ from xml.parsers import expat
 
 from selfcorrect_action.evaluation.pytest_traceback import distil_failure, first_line
 from selfcorrect_action.fileio import FileMissing, FileProblem, read_bounded
+from selfcorrect_action.sandbox.models import BOUNDARY_ROOT, BOUNDARY_TESTS_DIR
 from selfcorrect_action.taxonomy import TestOutcome
 
 PYTEST_JUNIT_PATH = ".selfcorrect/junit.xml"
+BOUNDARY_BASETEMP = "/tmp/selfcorrect-pytest"
 MAX_JUNIT_BYTES = 2_000_000
 # Kept outcomes: failing ones first matter to the repair packet, passing ones only as ids.
 MAX_FAILING_OUTCOMES = 200
@@ -86,6 +88,31 @@ def pytest_argv(test_files: list[str], *, work_dir: str = "/work") -> list[str]:
         "-o", "console_output_style=classic",
         f"--junitxml={PYTEST_JUNIT_PATH}",
         "--", *test_files,
+    ]  # fmt: skip
+
+
+def boundary_pytest_argv(test_files: list[str]) -> list[str]:
+    """The command that runs the frozen tests apart from the candidate (the default): the
+    boundary's launcher in the image runs pytest as the tests' uid in their own folder, and
+    serves `import <candidate>` from the candidate's process (sandbox/boundary/). The same
+    flags as pytest_argv, but the rootdir and the report are the tests' private folder, no
+    pythonpath (nothing of the candidate's is importable here), and -B: no bytecode next to
+    the tests."""
+    for name in test_files:
+        if not name or name.startswith("-"):
+            raise ValueError(f"test file names must not be empty or start with '-': {name!r}")
+    return [
+        "python3", "-I", "-B", f"{BOUNDARY_ROOT}/run_tests.py",
+        "-c", "/dev/null", "--noconftest",
+        "-p", "no:cacheprovider",
+        "-q", "--tb=short", "-rN", "--no-header", "--color=no",
+        f"--rootdir={BOUNDARY_TESTS_DIR}",
+        "--continue-on-collection-errors",
+        "-o", "junit_family=xunit1",
+        "-o", "console_output_style=classic",
+        f"--junitxml={BOUNDARY_TESTS_DIR}/{PYTEST_JUNIT_PATH}",
+        f"--basetemp={BOUNDARY_BASETEMP}",
+        "--", *(f"{BOUNDARY_TESTS_DIR}/{name}" for name in test_files),
     ]  # fmt: skip
 
 

@@ -6,11 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from selfcorrect_action.evaluation.junit import pytest_argv
+from selfcorrect_action.evaluation.junit import PYTEST_JUNIT_PATH, boundary_pytest_argv, pytest_argv
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.state import RunState, with_last_attempt
 from selfcorrect_action.records import evolve
 from selfcorrect_action.sandbox.models import (
+    Boundary,
     ExecutionRequest,
     ExecutionResult,
     InputFile,
@@ -39,8 +40,7 @@ def execute(state: RunState, deps: Deps) -> RunState:
         deps.on_event("execute", f"attempt {attempt.index}: running the frozen tests")
         files = [candidate, *deps.inputs, *_carried(result, {candidate.path, *state.tests}),
                  *(InputFile(path=name, data=text.encode()) for name, text in state.tests.items())]
-        test_result = deps.sandbox.run(_request(state, files, pytest_argv(list(state.tests))),
-                                       folder / "tests")
+        test_result = deps.sandbox.run(_tests_request(state, files), folder / "tests")
     updated = evolve(attempt, {
         "execution": result, "test_execution": test_result,
         "duration_ms": int((deps.monotonic() - started) * 1000),
@@ -57,14 +57,29 @@ def _request(state: RunState, files: list[InputFile], argv: list[str]) -> Execut
     )
 
 
+def _tests_request(state: RunState, files: list[InputFile]) -> ExecutionRequest:
+    """The frozen tests' run: by default apart from the candidate (its module served from a
+    process of its own), or, for `isolation: in-process`, importing it into pytest."""
+    tests = list(state.tests)
+    if state.spec.isolation == "in-process":
+        return _request(state, files, pytest_argv(tests))
+    boundary = Boundary(candidate=state.output_name, module=PurePosixPath(state.output_name).stem,
+                        tests=tests, eager=state.spec.kind == "function")
+    request = _request(state, files, boundary_pytest_argv(tests))
+    return evolve(request, {"boundary": boundary, "artifact_paths": [PYTEST_JUNIT_PATH]})
+
+
 def _ran_cleanly(result: ExecutionResult) -> bool:
     return result.exit_code == 0 and not result.timed_out and result.sandbox_note is None
 
 
 def _steers_python(path: str) -> bool:
-    name = PurePosixPath(path).name.lower()
+    parts = PurePosixPath(path).parts
+    name = parts[-1].lower()
+    # .selfcorrect/ is where the test run's own report goes: a file the candidate left there
+    # must never be read as the tests' verdict.
     return name.endswith(_NOT_CARRIED_SUFFIXES) or name.startswith("conftest") or (
-        "__pycache__" in PurePosixPath(path).parts)
+        "__pycache__" in parts) or parts[0].lower() == ".selfcorrect"
 
 
 def _carried(result: ExecutionResult, reserved: set[str]) -> list[InputFile]:

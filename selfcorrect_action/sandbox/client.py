@@ -26,7 +26,8 @@ class Sandbox(ContainerHost):
 
     def run(self, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
         self._require_runtime(request.runtime, request.limits.network)
-        prepared = self._acquire(self.key(request.limits, request.runtime))
+        prepared = self._acquire(self.key(request.limits, request.runtime,
+                                          boundary=request.boundary is not None))
         try:
             return execute(prepared, request, artifact_dir)
         finally:

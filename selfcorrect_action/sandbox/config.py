@@ -32,12 +32,41 @@ class PoolKey(BaseModel):
     image: str
     runtime: Runtime
     limits: Limits
+    boundary: bool = False  # a container for tests run apart from their candidate
 
 
 def container_config(
     key: PoolKey, *, session: str, expires_at: float, idle_timeout_s: float, owner: str = ""
 ) -> dict[str, Any]:
     """Keyword arguments for docker's `containers.create`."""
+    config = _single_config(key, session=session, expires_at=expires_at,
+                            idle_timeout_s=idle_timeout_s, owner=owner)
+    if key.boundary:
+        config.update(_boundary_differences(key.limits))
+    return config
+
+
+def _boundary_differences(limits: Limits) -> dict[str, Any]:
+    """A boundary container differs in three settings: the runner starts as root with
+    CAP_SETUID and CAP_SETGID only, to run the tests and the candidate under two uids of
+    their own (it never runs anything as root); /work is root's (sticky 1733: each uid makes
+    its own private folder inside); /tmp is shared (1777), as on any machine. Docker gives a
+    tmpfs the mode of the image's folder whatever mode= says: the runner sets and checks
+    the modes itself."""
+    return {
+        "user": "0:0",
+        "cap_drop": ["ALL"],
+        "cap_add": ["SETUID", "SETGID"],
+        "tmpfs": {
+            WORK_DIR: _tmpfs(limits.work_mb, limits.work_inodes, uid=0, mode="1733"),
+            "/tmp": _tmpfs(limits.tmp_mb, limits.work_inodes, uid=0, mode="1777"),
+        },
+    }
+
+
+def _single_config(
+    key: PoolKey, *, session: str, expires_at: float, idle_timeout_s: float, owner: str
+) -> dict[str, Any]:
     limits = key.limits
     uid = f"{SANDBOX_UID}:{SANDBOX_UID}"
     return {
@@ -100,9 +129,8 @@ def pids_limit(runtime: Runtime, pids: int) -> int:
     return max(pids, RUNSC_MIN_PIDS) if runtime == "runsc" else pids
 
 
-def _tmpfs(size_mb: int, inodes: int) -> str:
-    uid = SANDBOX_UID
+def _tmpfs(size_mb: int, inodes: int, *, uid: int = SANDBOX_UID, mode: str = "0700") -> str:
     return (
         f"rw,nosuid,nodev,noexec,size={size_mb}m,nr_inodes={inodes},"
-        f"uid={uid},gid={uid},mode=0700"
+        f"uid={uid},gid={uid},mode={mode}"
     )

@@ -52,14 +52,16 @@ class ContainerHost:
                                   executor=self._executor)
         return self
 
-    def key(self, limits: Limits, runtime: Runtime = "runc") -> PoolKey:
-        return PoolKey(image=self._image, runtime=runtime, limits=limits)
+    def key(self, limits: Limits, runtime: Runtime = "runc", *, boundary: bool = False
+            ) -> PoolKey:
+        return PoolKey(image=self._image, runtime=runtime, limits=limits, boundary=boundary)
 
-    def warm(self, limits: Limits, runtime: Runtime = "runc") -> None:
+    def warm(self, limits: Limits, runtime: Runtime = "runc", *, boundary: bool = False
+             ) -> None:
         """Pre-start containers for these limits (no-op without a pool)."""
         if self._pool is not None:
             self._require_runtime(runtime, limits.network)
-            self._pool.warm(self.key(limits, runtime))
+            self._pool.warm(self.key(limits, runtime, boundary=boundary))
 
     def settle(self, timeout_s: float = 60.0) -> None:
         """Wait until background removals and pool refills are done. The loop never needs

@@ -13,6 +13,10 @@ Runtime = Literal["runc", "runsc"]
 
 SANDBOX_UID = 10001
 WORK_DIR = "/work"
+# Where the sandbox image keeps the boundary's entry points (sandbox/boundary/).
+BOUNDARY_ROOT = "/opt/selfcorrect/boundary"
+# The tests' private folder in a boundary container (sandbox/runner.py).
+BOUNDARY_TESTS_DIR = "/work/tests"
 
 
 class _Frozen(BaseModel):
@@ -65,6 +69,20 @@ class InputFile(_Frozen):
 MAX_TIMEOUT_S = 3600.0
 
 
+class Boundary(_Frozen):
+    """Run the frozen tests in `argv` apart from the candidate: pytest under one uid, the
+    candidate's module in a fresh interpreter under another, only plain data between them
+    (see "The tests' boundary" in sandbox/runner.py). `candidate` and `tests` name files of
+    the request; the others are shared, read-only, with both."""
+
+    candidate: str
+    module: str
+    tests: list[str] = Field(min_length=1)
+    eager: bool = Field(
+        default=True, description="import the module while pytest starts (kind: function); "
+        "False: only when a test imports it (a script's module runs the script)")
+
+
 class ExecutionRequest(_Frozen):
     argv: list[str] = Field(min_length=1)
     files: list[InputFile] = Field(default_factory=list)
@@ -80,6 +98,9 @@ class ExecutionRequest(_Frozen):
         description="the files the contract asks for: collected first, so a flood of other "
         "files cannot push them past the artifact caps",
     )
+    boundary: Boundary | None = Field(
+        default=None, description="run the tests apart from the candidate (its own container "
+        "kind: root with CAP_SETUID and CAP_SETGID, two uids)")
 
 
 def script_argv(name: str) -> list[str]:

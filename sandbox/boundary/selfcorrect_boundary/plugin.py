@@ -1,0 +1,82 @@
+"""pytest's side of the boundary: what the tests' process adds to pytest.
+
+- Temporary folders and files the tests make (tmp_path, tmpdir, tmp_path_factory, and the
+  tempfile module) are made reachable by the candidate's uid, as they are when both share a
+  process: a test that writes a file and passes its path to the candidate keeps working.
+  The tests' own folder stays private to their uid.
+- An assertion that compares one of the candidate's objects with plain data says why it
+  fails and what to do instead.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import pytest
+
+from selfcorrect_boundary.client import RemoteObject
+
+SHARED_DIR_MODE = 0o777
+SHARED_FILE_MODE = 0o666
+TRAVERSE_MODE = 0o711
+
+
+def share_temporary_files() -> None:
+    """Wrap the makers of temporary folders and files (in this process only)."""
+    made_dir = tempfile.mkdtemp
+    made_file = tempfile._mkstemp_inner
+
+    def mkdtemp(*args, **kwargs):
+        path = made_dir(*args, **kwargs)
+        os.chmod(path, SHARED_DIR_MODE)
+        return path
+
+    def mkstemp_inner(*args, **kwargs):
+        fd, path = made_file(*args, **kwargs)
+        os.fchmod(fd, SHARED_FILE_MODE)
+        return fd, path
+
+    tempfile.mkdtemp = mkdtemp
+    tempfile._mkstemp_inner = mkstemp_inner
+    try:
+        from _pytest.tmpdir import TempPathFactory
+    except ImportError:
+        return
+    base_of = TempPathFactory.getbasetemp
+    make = TempPathFactory.mktemp
+
+    def getbasetemp(self):
+        path = base_of(self)
+        os.chmod(path, TRAVERSE_MODE)
+        return path
+
+    def mktemp(self, basename, numbered=True):
+        path = make(self, basename, numbered)
+        os.chmod(path, SHARED_DIR_MODE)
+        return path
+
+    TempPathFactory.getbasetemp = getbasetemp
+    TempPathFactory.mktemp = mktemp
+
+
+class Plugin:
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_assertrepr_compare(self, config: object, op: str, left: object,
+                                  right: object) -> list[str] | None:
+        if op not in ("==", "!=", "<", "<=", ">", ">="):
+            return None
+        remote = next((side for side in (left, right) if isinstance(side, RemoteObject)), None)
+        other = right if remote is left else left
+        if remote is None or isinstance(other, RemoteObject):
+            return None
+        kind = remote._sc_desc.get("type", "?")
+        return [
+            f"<{kind} object of the candidate> {op} {type(other).__name__}",
+            f"The candidate returned a {kind} object, which stays in its own process: "
+            "comparing it with plain data never runs the candidate's own comparison, so "
+            "it is equal only to itself.",
+            "Compare plain values instead (list(result), result.field, str(result)), "
+            "or have the candidate return plain data; tests that must compare the "
+            "candidate's objects directly need `isolation: in-process` in the spec.",
+        ]

@@ -1,0 +1,505 @@
+"""The candidate's side: its module, imported in an interpreter of its own, answering the
+tests' requests over one socket.
+
+This process is the candidate's: everything here can be read and rewritten by its code, so
+nothing here is trusted by the other side. It only has to work for honest candidates. What
+the tests' process receives is checked there (client.py, codec.py).
+
+Requests (one JSON frame each; a reply frame for each):
+  load                       import the module (already done when started eagerly)
+  call  fn [args] {kwargs}   call a module attribute or an object held here
+  get / set / del  of name   attribute access on the module or on an object held here
+  op    name of [args]       a special method (len, ==, iteration, indexing, arithmetic...)
+Every reply carries what the candidate printed during the request and the warnings it
+raised; a call's reply also carries the new value of every mutable argument it changed.
+While a request runs the candidate may call back into the tests' process (a function the
+tests passed in, input(), sys.stdin): a `callback` frame, answered before the reply.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib.util
+import io
+import operator
+import os
+import socket
+import sys
+import types
+import warnings
+
+from selfcorrect_boundary import BoundaryError, NotPlainData, ProtocolBroken, codec
+
+MAX_CAPTURE_CHARS = 256 * 1024
+MAX_TEXT_CHARS = 2000
+MAX_FRAMES = 8
+MAX_WARNINGS = 20
+MAX_ATTRS = 20
+MAX_HANDLES = 200_000
+# Built-in types whose subclasses the tests may compare by value: the tests' side asks for
+# the plain content (as the built-in type) and compares it there.
+PLAIN_BASES = (bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set,
+               frozenset)
+
+
+def _reflected(op: object) -> object:
+    return lambda obj, other: op(other, obj)
+
+
+SPECIAL = {
+    "len": len, "bool": bool, "iter": iter, "next": next, "reversed": reversed,
+    "contains": lambda obj, item: item in obj, "getitem": operator.getitem,
+    "setitem": operator.setitem, "delitem": operator.delitem, "str": str, "repr": repr,
+    "format": format, "hash": hash, "int": int, "float": float, "complex": complex,
+    "index": operator.index, "eq": operator.eq, "ne": operator.ne, "lt": operator.lt,
+    "le": operator.le, "gt": operator.gt, "ge": operator.ge, "neg": operator.neg,
+    "pos": operator.pos, "abs": abs, "invert": operator.invert,
+    "enter": lambda obj: obj.__enter__(), "exit": lambda obj: obj.__exit__(None, None, None),
+    "dir": lambda obj: sorted(name for name in dir(obj) if not name.startswith("__")),
+}
+for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
+              "or", "xor", "lshift", "rshift"):
+    _function = getattr(operator, _name + "_" if _name in ("and", "or") else _name)
+    SPECIAL[_name] = _function
+    SPECIAL["r" + _name] = _reflected(_function)
+
+
+class Callback:
+    """A function of the tests' process, called from the candidate's code."""
+
+    def __init__(self, server: Server, key: object) -> None:
+        self._server, self._key = server, key
+
+    def __call__(self, *args: object, **kwargs: object) -> object:
+        return self._server.call_back(self._key, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<function of the tests' process #{self._key}>"
+
+
+class TestsStdin(io.TextIOBase):
+    """sys.stdin for the candidate: reads go to the tests' sys.stdin (which a test may have
+    replaced with its own text), as they would if both ran in one process."""
+
+    def __init__(self, server: Server) -> None:
+        self._server = server
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> str:
+        return _text(self._server.call_back("stdin.read", (-1 if size is None else size,), {}))
+
+    def readline(self, size: int | None = -1) -> str:
+        return _text(self._server.call_back("stdin.readline",
+                                            (-1 if size is None else size,), {}))
+
+
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError("the tests' stdin gave something that is not text")
+    return value
+
+
+class Capture(io.TextIOBase):
+    """What the candidate prints during one request, bounded."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.size = 0
+        self.dropped = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise TypeError(f"write() argument must be str, not {type(text).__name__}")
+        room = MAX_CAPTURE_CHARS - self.size
+        if room > 0:
+            self.parts.append(text[:room])
+            self.size += min(len(text), room)
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def text(self) -> str:
+        kept = "".join(self.parts)
+        return kept + (f"\n[... {self.dropped:,} characters not kept ...]\n"
+                       if self.dropped else "")
+
+
+class Server(codec.Peer):
+    def __init__(self, sock: socket.socket, path: str, name: str) -> None:
+        self.sock = sock
+        self.path = path
+        self.name = name
+        self.module: types.ModuleType | None = None
+        self.failure: dict | None = None
+        self.objects: dict[int, object] = {}
+        self.ids: dict[int, int] = {}  # id(object) -> handle, so one object is one handle
+        self.next_id = 1
+        self.buffer = b""
+        # Module attributes as they were before the tests replaced them (monkeypatch): a
+        # test that holds the original function still calls the original.
+        self.originals: dict[str, object] = {}
+
+    # -- the module ---------------------------------------------------------------------
+
+    def load(self) -> None:
+        if self.module is not None or self.failure is not None:
+            return
+        out, err = Capture(), Capture()
+        self._out, self._err = out, err
+        saved = sys.stdout, sys.stderr
+        sys.stdout, sys.stderr = out, err
+        try:
+            spec = importlib.util.spec_from_file_location(self.name, self.path)
+            if spec is None or spec.loader is None:
+                raise ImportError(f"cannot load {self.path}")
+            module = importlib.util.module_from_spec(spec)
+            sys.modules[self.name] = module
+            spec.loader.exec_module(module)
+            self.module = module
+        except BaseException as exc:  # whatever the candidate raises at import, reported
+            self.failure = self.describe(exc)
+        finally:
+            sys.stdout, sys.stderr = saved
+        self.load_output = (out.text(), err.text())
+
+    def namespace(self) -> dict:
+        module = self.module
+        assert module is not None
+        names: dict[str, object] = {}
+        for name, value in list(vars(module).items()):
+            if name.startswith("__"):
+                continue
+            names[name] = self._describe_member(value)
+        return {"module": self.name, "names": names}
+
+    def _describe_member(self, value: object) -> object:
+        if isinstance(value, type) and issubclass(value, BaseException):
+            return {"kind": "exception", "class": self.exception_class(value)}
+        if isinstance(value, type):
+            return {"kind": "class", "handle": self.export(value, 0)}
+        if isinstance(value, types.ModuleType):
+            return {"kind": "module"}
+        if callable(value):
+            return {"kind": "function"}
+        return {"kind": "value"}
+
+    def exception_class(self, kind: type) -> dict:
+        builtin = next(k for k in kind.__mro__ if k.__module__ == "builtins")
+        own = [base.__qualname__ for base in kind.__bases__
+               if base.__module__ == self.name and issubclass(base, BaseException)]
+        return {"name": kind.__qualname__[:100], "module": str(kind.__module__)[:100],
+                "builtin": builtin.__name__, "bases": own}
+
+    # -- handles (the codec's peer) -----------------------------------------------------
+
+    def owns(self, value: object) -> bool:
+        # An instance of one of the module's classes is the candidate's object, even when
+        # its class derives from int or list: it crosses as a handle, and the tests compare
+        # its built-in content, not what its own __eq__ says.
+        return type(value).__module__ == self.name
+
+    def export(self, value: object, depth: int) -> dict:
+        handle = self.ids.get(id(value))
+        if handle is None:
+            if len(self.objects) >= MAX_HANDLES:
+                raise NotPlainData(f"the candidate made more than {MAX_HANDLES:,} objects "
+                                   "the tests hold at once")
+            handle = self.next_id
+            self.next_id += 1
+            self.objects[handle] = value
+            self.ids[id(value)] = handle
+        kind = value if isinstance(value, type) else type(value)
+        plain = next((base.__name__ for base in PLAIN_BASES
+                      if isinstance(value, base)), None)
+        described: dict[str, object] = {
+            "id": handle, "type": codec.type_name(value),
+            "class": self._class_handle(kind) if not isinstance(value, type) else None,
+            "is_class": isinstance(value, type), "callable": callable(value),
+            "iterator": hasattr(kind, "__next__"), "plain": plain,
+        }
+        if isinstance(value, type) and value.__module__ == self.name:
+            described["name"] = value.__qualname__[:100]
+            described["bases"] = [self._class_handle(base) for base in value.__bases__
+                                  if base.__module__ == self.name]
+        return {"h": described}
+
+    def _class_handle(self, kind: type) -> int | None:
+        if kind.__module__ != self.name:
+            return None
+        return self.export(kind, 0)["h"]["id"]
+
+    def resolve(self, tag: str, body: object) -> object:
+        if tag == "h" and isinstance(body, dict) and type(body.get("id")) is int:
+            try:
+                return self.objects[body["id"]]
+            except KeyError:
+                raise ProtocolBroken("an object this process no longer holds") from None
+        if tag == "cb" and type(body) is int:
+            return Callback(self, body)
+        if tag == "mm" and type(body) is str:
+            return self.member(body)
+        raise ProtocolBroken(f"unexpected {tag!r}")
+
+    # -- the exchange -------------------------------------------------------------------
+
+    def serve(self) -> None:
+        while True:
+            message = self.receive()
+            if message is None:
+                return
+            self.send(self.answer(message))
+
+    def answer(self, message: object) -> dict:
+        if not isinstance(message, dict):
+            return {"raised": self.describe(ProtocolBroken("a request that is not an object"))}
+        for handle in message.get("release", []) or []:
+            value = self.objects.pop(handle, None)
+            if value is not None:
+                self.ids.pop(id(value), None)
+        op = message.get("op")
+        if op == "load":
+            self.load()
+            out, err = self.load_output
+            if self.failure is not None:
+                return {"raised": self.failure, "out": out, "err": err}
+            return {"ok": self.namespace(), "out": out, "err": err}
+        if self.module is None:
+            return {"raised": self.failure or self.describe(
+                ProtocolBroken("the module was not loaded"))}
+        return self.run(message)
+
+    def run(self, message: dict) -> dict:
+        out, err = Capture(), Capture()
+        saved = sys.stdout, sys.stderr
+        reply: dict[str, object]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            sys.stdout, sys.stderr = out, err
+            try:
+                reply = self.perform(message)
+            except BaseException as exc:  # the candidate's exception, reported
+                reply = {"raised": self.describe(exc)}
+            finally:
+                sys.stdout, sys.stderr = saved
+        reply["out"], reply["err"] = out.text(), err.text()
+        if caught:
+            reply["warnings"] = [self.warning(item) for item in caught[:MAX_WARNINGS]]
+        return reply
+
+    def perform(self, message: dict) -> dict:
+        op = message.get("op")
+        target = self.target(message.get("of"))
+        if op == "call":
+            args = codec.decode(message.get("args", []), self)
+            kwargs = codec.decode(message.get("kwargs", {"d": []}), self)
+            if not isinstance(args, list) or not isinstance(kwargs, dict):
+                raise ProtocolBroken("a call's arguments")
+            result = target(*args, **kwargs)
+            reply: dict[str, object] = {"ok": codec.encode(result, self)}
+            back = self.changed(message, args, kwargs)
+            if back:
+                reply["back"] = back
+            return reply
+        name = str(message.get("name", ""))
+        if op == "get":
+            return {"ok": codec.encode(getattr(target, name), self)}
+        if op in ("set", "del") and target is self.module and name not in self.originals:
+            self.originals[name] = getattr(target, name, None)
+        if op == "set":
+            value = codec.decode(message.get("value"), self)
+            setattr(target, name, value)
+            if target is self.module and value is self.originals.get(name):
+                del self.originals[name]  # put back: the tests' patch is undone
+            return {"ok": None}
+        if op == "del":
+            delattr(target, name)
+            return {"ok": None}
+        if op == "op":
+            if name == "plain":
+                return {"ok": codec.encode(self.plain(target), self)}
+            special = SPECIAL.get(name)
+            if special is None:
+                raise ProtocolBroken(f"no operation {name[:40]!r}")
+            args = codec.decode(message.get("args", []), self)
+            if not isinstance(args, list):
+                raise ProtocolBroken("an operation's arguments")
+            return {"ok": codec.encode(special(target, *args), self)}
+        raise ProtocolBroken(f"no request {str(op)[:40]!r}")
+
+    def target(self, ref: object) -> object:
+        if ref is None:
+            return self.module
+        if isinstance(ref, dict) and "m" in ref:
+            return self.member(str(ref["m"]))
+        if isinstance(ref, dict) and type(ref.get("h")) is int:
+            return self.resolve("h", {"id": ref["h"]})
+        raise ProtocolBroken("a request's target")
+
+    def member(self, name: str) -> object:
+        if name in self.originals:
+            return self.originals[name]
+        return getattr(self.module, name)
+
+    def plain(self, value: object) -> object:
+        """The built-in content of an object whose class derives from a built-in type."""
+        for base in PLAIN_BASES:
+            if isinstance(value, base):
+                if base in (dict,):
+                    return dict(dict.items(value))
+                if base in (list, tuple, set, frozenset):
+                    return base(base.__iter__(value))
+                return base(value)
+        raise NotPlainData(f"a {codec.type_name(value)} object has no plain content")
+
+    def changed(self, message: dict, args: list, kwargs: dict) -> dict:
+        """The mutable arguments the call changed, as their new values."""
+        back: dict[str, object] = {}
+        sent = message.get("args", [])
+        for position, value in enumerate(args):
+            if codec.mutable(value) and position < len(sent):
+                now = codec.encode(value, self)
+                if now != sent[position]:
+                    back[str(position)] = now
+        sent_kwargs = {pair[0]: pair[1] for pair in message.get("kwargs", {"d": []})["d"]
+                       if isinstance(pair, list) and len(pair) == 2}
+        for key, value in kwargs.items():
+            if codec.mutable(value) and key in sent_kwargs:
+                now = codec.encode(value, self)
+                if now != sent_kwargs[key]:
+                    back["=" + key] = now
+        return back
+
+    def call_back(self, key: object, args: tuple, kwargs: dict) -> object:
+        """Run a function of the tests' process, with plain arguments, and its result."""
+        self.send({"callback": [key, codec.encode(list(args), self),
+                                codec.encode(kwargs, self)]})
+        while True:
+            reply = self.receive()
+            if not isinstance(reply, dict):
+                raise BoundaryError("the tests' process went away during a callback")
+            if "op" not in reply:
+                break
+            # The tests' function used one of our objects before it answered.
+            self.send(self.answer(reply))
+        if "ok" in reply:
+            return codec.decode(reply["ok"], self)
+        raised = reply.get("raised")
+        raise _rebuilt(raised if isinstance(raised, dict) else {})
+
+    # -- reports ------------------------------------------------------------------------
+
+    def describe(self, exc: BaseException, depth: int = 0) -> dict:
+        kind = type(exc)
+        builtin = next(k for k in kind.__mro__ if k.__module__ == "builtins")
+        try:
+            args = codec.encode(list(exc.args), self)
+        except BaseException:
+            args = None
+        try:
+            text = str(exc)[:MAX_TEXT_CHARS]
+        except BaseException:
+            text = ""
+        attrs = {}
+        for key, value in list(getattr(exc, "__dict__", {}).items())[:MAX_ATTRS]:
+            try:
+                attrs[str(key)[:100]] = _plain_only(value, self)
+            except BaseException:
+                continue
+        described = {"name": str(kind.__qualname__)[:100], "module": str(kind.__module__)[:100],
+                     "builtin": builtin.__name__, "args": args, "text": text, "attrs": attrs,
+                     "frames": self.frames(exc)}
+        cause = exc.__cause__ or exc.__context__
+        if cause is not None and depth < 1 and not isinstance(cause, BoundaryError):
+            described["cause"] = self.describe(cause, depth + 1)
+        return described
+
+    def frames(self, exc: BaseException) -> list:
+        found = []
+        tb = exc.__traceback__
+        while tb is not None:
+            if tb.tb_frame.f_code.co_filename == self.path:
+                found.append([tb.tb_lineno, tb.tb_frame.f_code.co_name[:100]])
+            tb = tb.tb_next
+        return found[-MAX_FRAMES:]
+
+    def warning(self, item: warnings.WarningMessage) -> list:
+        category = item.category
+        builtin = next(k for k in category.__mro__ if k.__module__ == "builtins")
+        line = item.lineno if item.filename == self.path else 0
+        return [category.__qualname__[:100], str(category.__module__)[:100],
+                builtin.__name__, str(item.message)[:MAX_TEXT_CHARS], line]
+
+    # -- frames on the socket -----------------------------------------------------------
+
+    def send(self, message: object) -> None:
+        try:
+            data = codec.dump_frame(message)
+        except (TypeError, ValueError) as exc:
+            data = codec.dump_frame({"raised": self.describe(NotPlainData(str(exc)[:500]))})
+        self.sock.sendall(data)
+
+    def receive(self) -> object:
+        header = self._exactly(codec.HEADER_SIZE)
+        if header is None:
+            return None
+        body = self._exactly(codec.frame_size(header))
+        if body is None:
+            return None
+        return codec.load_frame_body(body)
+
+    def _exactly(self, size: int) -> bytes | None:
+        while len(self.buffer) < size:
+            chunk = self.sock.recv(max(65536, size - len(self.buffer)))
+            if not chunk:
+                return None
+            self.buffer += chunk
+        data, self.buffer = self.buffer[:size], self.buffer[size:]
+        return data
+
+
+def _plain_only(value: object, server: Server) -> object:
+    return codec.encode(value, _PLAIN_ONLY)
+
+
+_PLAIN_ONLY = codec.Peer()  # exports nothing: an exception's attributes are data or dropped
+
+
+def _rebuilt(raised: dict) -> BaseException:
+    """An exception from a callback, as one of Python's own classes."""
+    base = getattr(builtins, str(raised.get("builtin")), None)
+    if not (isinstance(base, type) and issubclass(base, Exception)):
+        base = RuntimeError
+    return base(str(raised.get("text", ""))[:MAX_TEXT_CHARS])
+
+
+def main(argv: list[str]) -> int:
+    fd, path, name, eager = int(argv[1]), argv[2], argv[3], argv[4] == "1"
+    sock = socket.socket(fileno=fd)
+    # The candidate's folder first, as it would be for `python3 candidate.py`; the
+    # boundary's own folder is not for it to import from.
+    ours = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    sys.path[:] = [os.path.dirname(path)] + [entry for entry in sys.path
+                                             if os.path.abspath(entry or ".") != ours]
+    sys.argv = [path]
+    server = Server(sock, path, name)
+    sys.stdin = TestsStdin(server)
+    builtins.input = _input_of(server)
+    if eager:
+        server.load()
+    try:
+        server.serve()
+    finally:
+        sock.close()
+    return 0
+
+
+def _input_of(server: Server):
+    def input(prompt: object = "") -> str:  # builtins.input, for the candidate
+        return _text(server.call_back("input", (str(prompt),), {}))
+
+    return input
+
