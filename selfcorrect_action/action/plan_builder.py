@@ -97,5 +97,6 @@ def _pull_body(task: Task, state: RunState, *, summary_md: str, repository: str,
         audit_link=f"{server_url}/{repository}/blob/{task.branch}/{audit_path}",
         run_json_path=f"{RUNS_DIR}/{state.run_id}/run.json",
         tests_path=tests_folder(state.run_id) if state.tests_written_by_plan else None,
+        in_process=bool(state.tests) and state.spec.isolation == "in-process",
         replayed=state.replayed, closes=task.closes,
     )

@@ -19,6 +19,7 @@ from selfcorrect_action.commands.paths import writable_file, writable_folder
 from selfcorrect_action.errors import Interrupted, SpecError
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.redact import redact, secrets_from_env
+from selfcorrect_action.report.view import cautions
 from selfcorrect_action.runs.outcome import SIGNAL_EXIT_CODES, exit_code
 from selfcorrect_action.runs.prepare import (
     check_models,
@@ -101,8 +102,10 @@ def print_outcome(state: RunState, paths: Published, *, as_json: bool,
             "output": str(paths.output) if paths.output else None,
             "run_json": str(paths.run_json), "audit": str(paths.audit),
             "stale": [str(path) for path in paths.stale],
+            "cautions": cautions(state),
         }, indent=2))
         return
     print(redact(render("reports/run_summary.txt.j2", state=state, output=paths.output,
-                        audit=paths.audit, run_json=paths.run_json, stale=paths.stale),
+                        audit=paths.audit, run_json=paths.run_json, stale=paths.stale,
+                        cautions=cautions(state)),
                  secrets=secrets), end="")

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
+from selfcorrect_action.evaluation import tampering
 from selfcorrect_action.evaluation.junit import PYTEST_JUNIT_PATH, boundary_pytest_argv, pytest_argv
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.state import RunState, with_last_attempt
@@ -18,6 +19,8 @@ from selfcorrect_action.sandbox.models import (
     Limits,
     script_argv,
 )
+from selfcorrect_action.taxonomy import Category, Check, Verdict
+from selfcorrect_action.templating import shorten
 
 MAX_CARRIED_ARTIFACT_BYTES = 16 * 1024 * 1024
 # Output files that could steer pytest or Python in the test run are never carried over:
@@ -29,6 +32,10 @@ def execute(state: RunState, deps: Deps) -> RunState:
     attempt = state.last
     if attempt is None or attempt.cycle_of is not None or attempt.verdict is not None:
         return state  # a cycle or an empty answer: nothing to run
+    refused = tampering_verdict(state, attempt.code)
+    if refused is not None:
+        deps.on_event("execute", f"attempt {attempt.index}: {shorten(refused.evidence, 160)}")
+        return with_last_attempt(state, evolve(attempt, {"verdict": refused}))
     deps.on_event("execute", f"attempt {attempt.index}: running {state.output_name}")
     started = deps.monotonic()
     candidate = InputFile(path=state.output_name, data=attempt.code.encode())
@@ -55,6 +62,20 @@ def _request(state: RunState, files: list[InputFile], argv: list[str]) -> Execut
         limits=Limits(memory_mb=contract.memory_mb, network=contract.network),
         runtime=state.runtime, artifact_paths=[a.path for a in contract.artifacts],
     )
+
+
+def tampering_verdict(state: RunState, code: str) -> Verdict | None:
+    """With `isolation: in-process` the frozen tests share the candidate's process: code
+    that would tamper with them is refused before it runs (evaluation/tampering.py)."""
+    if not state.tests or state.spec.isolation != "in-process":
+        return None
+    findings = tampering.scan(code, test_files=list(state.tests))
+    if not findings:
+        return None
+    evidence = tampering.evidence(findings)
+    return Verdict(passed=False, failed_layer="contract", category=Category.CONTRACT,
+                   evidence=evidence, checks=[Check(name="tampering", passed=False,
+                                                    detail=evidence[:600])])
 
 
 def _tests_request(state: RunState, files: list[InputFile]) -> ExecutionRequest:

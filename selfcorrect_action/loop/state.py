@@ -17,7 +17,9 @@ from selfcorrect_action.sandbox.models import ExecutionResult, Runtime
 from selfcorrect_action.spec import Budget, TaskSpec
 from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 
-SCHEMA_VERSION = 1
+# 2: the spec records `isolation` (runs of version 1 always imported the candidate into
+# pytest's process; report/run_json.py reads them as `isolation: in-process`).
+SCHEMA_VERSION = 2
 
 
 class Status(StrEnum):

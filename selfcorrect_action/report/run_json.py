@@ -53,17 +53,32 @@ def load_run_json(text: str) -> RunState:
         raise RunJsonError("run.json must hold a JSON object (a run state)")
     version = data.get("schema_version")
     # `type is int`: JSON true would pass `== 1`.
-    if type(version) is not int or version != SCHEMA_VERSION:
+    if type(version) is not int or version not in READABLE_VERSIONS:
         raise RunJsonError(
-            f"run.json has schema version {version!r}; this selfcorrect reads version "
-            f"{SCHEMA_VERSION}",
+            f"run.json has schema version {version!r}; this selfcorrect reads versions "
+            f"{', '.join(str(v) for v in READABLE_VERSIONS)}",
             hint="read it with the selfcorrect version that wrote it, or re-run the task",
         )
+    data = upgraded(data)
     try:
         return RunState.model_validate(data)
     except ValidationError as exc:
         problem = f"run.json does not match schema version {SCHEMA_VERSION}:\n{exc}"
         raise RunJsonError(problem) from exc
+
+
+READABLE_VERSIONS = (1, SCHEMA_VERSION)
+
+
+def upgraded(data: dict[str, Any]) -> dict[str, Any]:
+    """A run.json of any readable version as the current schema describes the same run."""
+    if data.get("schema_version") == 1:
+        spec = data.get("spec")
+        if isinstance(spec, dict):
+            # Before version 2 the frozen tests always imported the candidate into pytest.
+            data = {**data, "spec": {**spec, "isolation": spec.get("isolation", "in-process")}}
+        data = {**data, "schema_version": SCHEMA_VERSION}
+    return data
 
 
 def redacted_state(state: RunState, *, secrets: Sequence[str]) -> RunState:

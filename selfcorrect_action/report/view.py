@@ -65,6 +65,9 @@ class RunView:
     replayed: bool
     replay_file: str
     headline: str
+    # What a reader must know before trusting the verdict (who wrote the tests, whether the
+    # candidate shared their process): every report shows these first.
+    cautions: list[str]
     summary: list[Row]
     prompt: str
     guidance: str
@@ -86,6 +89,7 @@ def run_view(state: RunState) -> RunView:
         replayed=replayed(state),
         replay_file=state.replay_file,
         headline=_headline(state),
+        cautions=cautions(state),
         summary=_summary(state),
         prompt=state.spec.prompt,
         guidance=state.guidance,
@@ -128,6 +132,27 @@ def histogram_text(state: RunState) -> str:
     return ", ".join(f"{name} {count}" for name, count in pairs) if pairs else "no failures"
 
 
+MODEL_WROTE_TESTS = (
+    "The tests that judged this run were written by a model from the task, before any code, "
+    "not by a person: a result is only as right as they are, and repairs steered by "
+    "model-written tests can fit the code to a wrong test. Read the tests before trusting "
+    "the result.")
+SHARED_PROCESS = (
+    "The candidate shared the tests' process (isolation: in-process): each attempt was "
+    "scanned for tampering before it ran, but nothing stood between its code and the tests "
+    "while they ran.")
+
+
+def cautions(state: RunState) -> list[str]:
+    """What a reader must know before trusting the verdict."""
+    found = []
+    if state.tests and state.tests_written_by_plan:
+        found.append(MODEL_WROTE_TESTS)
+    if state.tests and state.spec.isolation == "in-process":
+        found.append(SHARED_PROCESS)
+    return found
+
+
 def _headline(state: RunState) -> str:
     usage = state.usage
     return (
@@ -166,9 +191,21 @@ def _summary(state: RunState) -> list[Row]:
             + ("" if state.spec.judge else " (judge off)"),
         ),
         Row("sandbox runtime", "runsc (gVisor)" if state.runtime == "runsc" else state.runtime),
+        Row("frozen tests", _tests_row(state)),
         Row("task spec", state.spec_source),
         Row("script", state.spec.output or state.output_name),
     ]
+
+
+def _tests_row(state: RunState) -> str:
+    if not state.tests:
+        return "none"
+    who = ("written by a model from the task" if state.tests_written_by_plan
+           else "given in the spec")
+    where = ("imported into pytest's own process (isolation: in-process)"
+             if state.spec.isolation == "in-process"
+             else "run apart from the candidate, in a process and under a user of their own")
+    return f"{text.plural(len(state.tests), 'file')}, {who}; {where}"
 
 
 def _plan(state: RunState) -> PlanView | None:

@@ -37,12 +37,18 @@ from selfcorrect_boundary import (
     codec,
 )
 
+# pytest leaves this module's frames out of every traceback it prints: a failure reads as
+# the test's line and the candidate's, as it would in one process.
+__tracebackhide__ = True
+
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 MAX_TEXT_CHARS = 2000
 MAX_LINENO = 1_000_000
 MAX_RESTARTS = 32
 MAX_DEATHS_AT_IMPORT = 3
 NAME_CHARS = 100
+_NO_TIME_LEFT = ("the test run's time limit was used up by earlier calls (a call that hung or "
+                 "ran long): this call was not made")
 # Exceptions that a test framework reads as an outcome, not a failure: never rebuilt from
 # what the candidate raised.
 CONTROL_MODULES = ("_pytest", "pytest", "unittest", "pluggy", "selfcorrect_boundary")
@@ -90,6 +96,8 @@ class Link(codec.Peer):
     def _connect(self) -> None:
         if self.sock is not None:
             return
+        if self.deadline - self.reserve_s - time.monotonic() <= 0:
+            raise CandidateHung(_NO_TIME_LEFT)
         if self.restarts >= MAX_RESTARTS:
             raise CandidateCrashed(f"the candidate's process ended {self.restarts} times; "
                                    "it is not started again in this run")
@@ -140,7 +148,7 @@ class Link(codec.Peer):
         status = self._disconnect()
         if loading:
             self.deaths_at_import += 1
-        raise type(error)(f"{error} ({status})" if status else str(error))
+        raise type(error)(f"{error} ({status})" if status else str(error)) from None
 
     # -- requests -----------------------------------------------------------------------
 
@@ -166,6 +174,8 @@ class Link(codec.Peer):
         if self.releases:
             message["release"], self.releases = self.releases, []
         what = "while its module was being imported" if loading else "during the call"
+        if self.deadline - self.reserve_s - time.monotonic() <= 0:
+            raise CandidateHung(_NO_TIME_LEFT)
         try:
             self._send(message)
             while True:
@@ -216,7 +226,7 @@ class Link(codec.Peer):
     def _wait(self) -> float:
         left = self.deadline - self.reserve_s - time.monotonic()
         if left <= 0:
-            raise TimeoutError
+            raise TimeoutError  # mid-exchange: the candidate is what used the time
         return left
 
     def _deliver(self, reply: dict) -> None:

@@ -34,6 +34,9 @@ import uuid
 
 from selfcorrect_boundary import NotPlainData, ProtocolBroken
 
+# pytest leaves this module's frames out of the tracebacks it prints (see client.py).
+__tracebackhide__ = True
+
 MAX_DEPTH = 100
 MAX_ITERATOR_ITEMS = 100_000
 MAX_ARRAY_BYTES = 256 * 1024 * 1024

@@ -46,7 +46,7 @@ def test_loading_gives_the_redacted_state(tmp_path: Path) -> None:
 def test_the_file_is_pretty_json_with_the_schema_version_first(tmp_path: Path) -> None:
     text = run_json(passing_run(tmp_path), secrets=SECRETS)
 
-    assert text.startswith('{\n  "schema_version": 1,\n')
+    assert text.startswith(f"{{\n  \"schema_version\": {SCHEMA_VERSION},\n")
     assert text.endswith("}\n")
     data = json.loads(text)
     assert data["status"] == "passed"
@@ -94,7 +94,7 @@ def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "shown"), [(2, "2"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
+    ("version", "shown"), [(3, "3"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
 )
 def test_an_unknown_schema_version_is_refused_clearly(
     tmp_path: Path, version: object, shown: str
@@ -107,9 +107,33 @@ def test_an_unknown_schema_version_is_refused_clearly(
 
     assert isinstance(caught.value, UsageError)
     assert caught.value.message == (
-        f"run.json has schema version {shown}; this selfcorrect reads version {SCHEMA_VERSION}"
+        f"run.json has schema version {shown}; this selfcorrect reads versions 1, "
+        f"{SCHEMA_VERSION}"
     )
     assert caught.value.hint is not None and "re-run the task" in caught.value.hint
+
+
+def test_a_version_1_run_is_read_as_one_whose_tests_shared_the_candidates_process(
+        tmp_path: Path) -> None:
+    """Before version 2 the frozen tests always imported the candidate into pytest, and the
+    spec had no `isolation`: a report of such a run must not claim a boundary it lacked."""
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = 1
+    del data["spec"]["isolation"]
+
+    state = load_run_json(json.dumps(data))
+
+    assert state.schema_version == SCHEMA_VERSION == 2
+    assert state.spec.isolation == "in-process"
+    fresh = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    assert fresh["schema_version"] == 2 and fresh["spec"]["isolation"] == "process"
+
+
+def test_the_recorded_version_1_runs_still_read(tmp_path: Path) -> None:
+    fixtures = Path(__file__).parents[2] / "fixtures" / "real_model"
+    for path in sorted(fixtures.glob("*.run.json")):
+        state = load_run_json(path.read_text(encoding="utf-8"))
+        assert state.spec.isolation == "in-process", path.name
 
 
 def test_a_missing_schema_version_is_refused(tmp_path: Path) -> None:
@@ -133,7 +157,7 @@ def test_a_state_that_does_not_match_the_schema_is_refused(tmp_path: Path) -> No
     data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
     data["attempts"][0]["strategy"] = "guess"
 
-    with pytest.raises(RunJsonError, match="does not match schema version 1") as caught:
+    with pytest.raises(RunJsonError, match=f"does not match schema version {SCHEMA_VERSION}") as caught:
         load_run_json(json.dumps(data))
 
     assert "attempts.0.strategy" in caught.value.message
