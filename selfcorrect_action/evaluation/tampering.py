@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ast
 import fnmatch
+import sys
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
@@ -74,6 +75,9 @@ ORACLE_MODULES = ("builtins", "pytest", "_pytest", "unittest", "math", "cmath", 
                   "numpy.testing", "pandas.testing", "difflib", "pprint")
 # numpy and pandas classes (np.ndarray.tolist, pd.DataFrame.equals): patched, they lie.
 CLASS_PATCHED_MODULES = ("numpy", "pandas")
+# Modules a planted `<name>.py` would replace for the tests' later imports.
+SHADOWED_MODULES = frozenset(sys.stdlib_module_names) | {
+    "pytest", "_pytest", "pluggy", "py", "numpy", "pandas", "conftest"}
 EXITING_CALLS = frozenset({"os._exit", "posix._exit", "sys.exit", "exit", "quit", "os.abort",
                            "os.kill", "os.killpg"})
 STACK_ITERATORS = frozenset({"values", "items", "keys", "copy"})
@@ -345,8 +349,11 @@ class _Scanner(ast.NodeVisitor):
             return "names a file Python runs at start-up"
         if lowered.startswith(REFUSED_MODULES):
             return "names pytest's internals"
+        stem = base[:-3] if base.endswith(".py") else ""
+        if stem in SHADOWED_MODULES:
+            return f"names a file that would stand in for the module {stem} in the tests' imports"
         if "*" in text and "test" in lowered and any(
-                fnmatch.fnmatch(name, lowered) for name in ("test_x.py", "x_test.py")):
+                fnmatch.fnmatch(name, base.lower()) for name in ("test_x.py", "x_test.py")):
             return "looks for test files"
         return ""
 

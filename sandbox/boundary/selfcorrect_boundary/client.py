@@ -20,6 +20,7 @@ import builtins
 import importlib.abc
 import importlib.machinery
 import linecache
+import operator
 import socket
 import sys
 import time
@@ -622,6 +623,9 @@ class RemoteObject:
         return int(_exact(self._sc_op("len"), int, "len()"))
 
     def __hash__(self) -> int:
+        plain = self._sc_plain()  # consistent with == by value
+        if plain is not None:
+            return hash(plain)
         return int(_exact(self._sc_op("hash"), int, "hash()"))
 
     def __int__(self) -> int:
@@ -646,6 +650,9 @@ class RemoteObject:
         return self._sc_op("reversed")
 
     def __contains__(self, item: object) -> bool:
+        plain = self._sc_plain()
+        if plain is not None and not isinstance(item, RemoteObject):
+            return item in plain
         return bool(_exact(self._sc_op("contains", item), bool, "`in`"))
 
     def __getitem__(self, key: object) -> object:
@@ -718,21 +725,57 @@ def _by_value(remote: RemoteObject, other: object, compare) -> object:
     return compare(plain, other)
 
 
-def _arithmetic(name: str):
-    def forward(self: RemoteObject, *args: object) -> object:
+_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
+           "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
+           "pow": operator.pow, "matmul": operator.matmul, "and": operator.and_,
+           "or": operator.or_, "xor": operator.xor, "lshift": operator.lshift,
+           "rshift": operator.rshift}
+_UNARY = {"neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert}
+
+
+def _binary(name: str, reflected: bool):
+    """Arithmetic with one of the candidate's objects. With plain data on the other side it
+    is never the candidate's to compute: `abs(expected - result)` (pytest.approx,
+    assertAlmostEqual, numpy's allclose) would hand it the expected value and let it answer
+    0. An object whose class derives from a built-in type is computed here from its plain
+    content; two of the candidate's objects are computed by the candidate."""
+    apply = _BINARY[name]
+
+    def operate(self: RemoteObject, other: object) -> object:
         __tracebackhide__ = True
-        return self._sc_op(name, *args)
+        if self._sc_same_process(other):
+            return self._sc_op(("r" if reflected else "") + name, other)
+        plain = self._sc_plain()
+        if plain is None:
+            raise NotPlainData(
+                f"arithmetic ({name}) between the candidate's {self._sc_desc.get('type', '?')} "
+                f"object and a {type(other).__name__} is not made: it would let the candidate "
+                "choose the result of a comparison (pytest.approx, abs(a - b) < eps). The "
+                "candidate should return plain data (a number, a list); tests of its own "
+                "operators need `isolation: in-process`")
+        return apply(other, plain) if reflected else apply(plain, other)
 
-    forward.__name__ = f"__{name}__"
-    return forward
+    operate.__name__ = f"__{'r' if reflected else ''}{name}__"
+    return operate
 
 
-for _name in ("add", "sub", "mul", "truediv", "floordiv", "mod", "pow", "matmul", "and",
-              "or", "xor", "lshift", "rshift"):
-    setattr(RemoteObject, f"__{_name}__", _arithmetic(_name))
-    setattr(RemoteObject, f"__r{_name}__", _arithmetic("r" + _name))
-for _name in ("neg", "pos", "abs", "invert"):
-    setattr(RemoteObject, f"__{_name}__", _arithmetic(_name))
+def _unary(name: str):
+    apply = _UNARY[name]
+
+    def operate(self: RemoteObject) -> object:
+        __tracebackhide__ = True
+        plain = self._sc_plain()
+        return apply(plain) if plain is not None else self._sc_op(name)
+
+    operate.__name__ = f"__{name}__"
+    return operate
+
+
+for _name in _BINARY:
+    setattr(RemoteObject, f"__{_name}__", _binary(_name, reflected=False))
+    setattr(RemoteObject, f"__r{_name}__", _binary(_name, reflected=True))
+for _name in _UNARY:
+    setattr(RemoteObject, f"__{_name}__", _unary(_name))
 
 
 class RemoteClass(type):

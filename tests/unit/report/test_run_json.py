@@ -157,7 +157,8 @@ def test_a_state_that_does_not_match_the_schema_is_refused(tmp_path: Path) -> No
     data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
     data["attempts"][0]["strategy"] = "guess"
 
-    with pytest.raises(RunJsonError, match=f"does not match schema version {SCHEMA_VERSION}") as caught:
+    expected = f"does not match schema version {SCHEMA_VERSION}"
+    with pytest.raises(RunJsonError, match=expected) as caught:
         load_run_json(json.dumps(data))
 
     assert "attempts.0.strategy" in caught.value.message
