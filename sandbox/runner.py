@@ -1469,6 +1469,7 @@ TESTS_DIR = WORK_DIR + "/tests"
 CANDIDATE_DIR = WORK_DIR + "/candidate"
 SHARED_DIR = WORK_DIR + "/shared"
 SOURCE_COPY = ".selfcorrect/candidate-source.py"
+SHARED_MARKER = ".selfcorrect-shared"
 CONTROL_FD = 3
 RESERVE_MIN_S, RESERVE_MAX_S, RESERVE_SHARE = 0.5, 5.0, 0.15
 
@@ -1493,7 +1494,7 @@ def _boundary_main(header: dict, payload: bytes, stdout) -> int:
     source = next((data for name, data, _ in files if name == candidate), b"")
     shared = [(name, data, mode) for name, data, mode in files
               if name != candidate and name not in tests]
-    _make_shared(shared)
+    placed = _make_shared(shared)
     links = sorted({name.split("/", 1)[0] for name, _, _ in shared})
     layouts = (
         (CANDIDATE_UID, CANDIDATE_DIR, [(candidate, source, 0o644)], []),
@@ -1569,7 +1570,8 @@ def _boundary_main(header: dict, payload: bytes, stdout) -> int:
     inputs = {name: data for name, data, _ in files if name in tests}
     members, rejected, left_out, unchanged = _select_artifacts(
         caps, inputs, header.get("wanted", []), TESTS_DIR)
-    report.update({"rejected": rejected, "unlisted": left_out, "unchanged_inputs": unchanged})
+    report.update({"rejected": rejected, "unlisted": left_out, "unchanged_inputs": unchanged,
+                   "replaced_inputs": _replaced(placed)})
     body = _to_json(report).encode("utf-8", "replace")
     nonce = header["nonce"].encode()
     stdout.write(b"RESULT %s %d\n" % (nonce, len(body)) + body)
@@ -1591,12 +1593,17 @@ def _split_payload(header: dict, payload: bytes) -> list[tuple[str, bytes, int]]
     return files
 
 
-def _make_shared(files: list[tuple[str, bytes, int]]) -> None:
-    """/work/shared and the files both processes read, as root's: neither can change them
-    (nor, with the sticky bit, replace them); folders on the way are 1777 like the top."""
+def _make_shared(files: list[tuple[str, bytes, int]]) -> dict:
+    """/work/shared and the files both processes read, as root's: neither can change them,
+    and the sticky bit keeps them from being removed; folders on the way are 1777 like the
+    top. gVisor lets a rename replace another user's file in a sticky folder, so what was
+    placed is remembered (path -> inode and bytes) and checked once the tests are done
+    (_replaced): the original inode cannot come back, as no uid may hard-link root's file.
+    A marker keeps the folder from ever being empty (an empty one could be renamed over)."""
     os.mkdir(SHARED_DIR)
     os.chmod(SHARED_DIR, 0o1777)
-    for name, data, mode in files:
+    placed = {}
+    for name, data, mode in [*files, (SHARED_MARKER, b"", 0o444)]:
         target = os.path.join(SHARED_DIR, name)
         folder = os.path.dirname(target)
         if not os.path.isdir(folder):
@@ -1605,6 +1612,26 @@ def _make_shared(files: list[tuple[str, bytes, int]]) -> None:
         with open(target, "wb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW, 0o600)) as out:
             out.write(data)
         os.chmod(target, mode & 0o755 | 0o444)
+        placed[target] = (os.lstat(target).st_ino, data)
+    placed[SHARED_DIR] = (os.lstat(SHARED_DIR).st_ino, None)
+    return placed
+
+
+def _replaced(placed: dict) -> list[str]:
+    """The shared files (and the folder) that are not the ones placed, as they were."""
+    found = []
+    for path, (inode, data) in placed.items():
+        try:
+            st = os.lstat(path)
+            same = st.st_ino == inode and st.st_uid == 0
+            if same and data is not None:
+                with open(path, "rb", opener=lambda p, f: os.open(p, f | os.O_NOFOLLOW)) as got:
+                    same = got.read(len(data) + 1) == data
+        except OSError:
+            same = False
+        if not same:
+            found.append(_printable(os.path.relpath(path, SHARED_DIR)))
+    return found[:MAX_REJECTED]
 
 
 def _make_private(folder: str, files: list[tuple[str, bytes, int]], links: list[str]) -> None:
@@ -1683,7 +1710,10 @@ def _spawn_as(uid: int, argv: list[str], env: dict, cwd: str, fds: dict[int, int
             with open("/proc/self/oom_score_adj", "w") as handle:
                 handle.write("1000")
         _become(uid)
-        os.umask(0)
+        # 022, not 0: gVisor lets another uid open a file through /proc/<pid>/fd/<n> when the
+        # file's own mode allows it (the folder is not checked again), so the report pytest
+        # writes must not be writable by others.
+        os.umask(0o022)
         if nproc is not None:
             import resource
 

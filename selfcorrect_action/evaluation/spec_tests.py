@@ -35,6 +35,12 @@ class TestsVerdict:
 
 
 def judge_test_run(result: ExecutionResult, *, candidate: str) -> TestsVerdict:
+    if result.replaced_inputs:
+        # Whatever the tests concluded, they read files the candidate had swapped.
+        return _failed("files placed for the tests were replaced while they ran ("
+                       + ", ".join(result.replaced_inputs[:5]) + "): the inputs and the "
+                       "candidate's earlier output are the tests' to read, not the "
+                       "candidate's to change", Category.CONTRACT)
     if result.timed_out or result.oom_killed or result.sandbox_note:
         category, evidence = classify_execution_failure(result, script_name=candidate)
         return _failed(f"the test run did not finish: {evidence}", category)

@@ -120,9 +120,8 @@ def _from_report(
         artifacts=records,
         runtime=request.runtime,
         artifact_note=note,
-        unchanged_inputs=[str(name)[:300] for name in report.get("unchanged_inputs", [])
-                          if isinstance(name, str)][:MAX_REJECTED_LISTED]
-        if isinstance(report.get("unchanged_inputs"), list) else [],
+        unchanged_inputs=_names(report.get("unchanged_inputs")),
+        replaced_inputs=_names(report.get("replaced_inputs")),
     )
 
 
@@ -168,6 +167,12 @@ def _capture(raw: Any) -> StreamCapture:
         total_bytes=_int_or_none(raw.get("total_bytes")) or 0,
         truncated=bool(raw.get("truncated")),
     )
+
+
+def _names(raw: Any) -> list[str]:
+    if not isinstance(raw, list):
+        return []
+    return [str(name)[:300] for name in raw if isinstance(name, str)][:MAX_REJECTED_LISTED]
 
 
 def _int_or_none(value: Any) -> int | None:

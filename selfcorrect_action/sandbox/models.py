@@ -160,4 +160,9 @@ class ExecutionResult(_Frozen):
         default_factory=list,
         description="inputs found as they were placed: not output, so not among the artifacts",
     )
+    replaced_inputs: list[str] = Field(
+        default_factory=list,
+        description="a boundary run's shared files (inputs, the candidate's carried output) "
+        "that were not as placed when the tests ended: replaced or changed while they ran",
+    )
 

@@ -23,22 +23,32 @@ TRAVERSE_MODE = 0o711
 
 
 def share_temporary_files() -> None:
-    """Wrap the makers of temporary folders and files (in this process only)."""
+    """Wrap the makers of named temporary folders and files (in this process only). Not
+    TemporaryFile: it has no name to pass on, and pytest captures output in such files,
+    which must stay the tests' alone (gVisor lets another uid open a file through
+    /proc/<pid>/fd when the file's own mode allows it)."""
     made_dir = tempfile.mkdtemp
-    made_file = tempfile._mkstemp_inner
+    made_file = tempfile.mkstemp
+    made_named = tempfile.NamedTemporaryFile
 
     def mkdtemp(*args, **kwargs):
         path = made_dir(*args, **kwargs)
         os.chmod(path, SHARED_DIR_MODE)
         return path
 
-    def mkstemp_inner(*args, **kwargs):
+    def mkstemp(*args, **kwargs):
         fd, path = made_file(*args, **kwargs)
         os.fchmod(fd, SHARED_FILE_MODE)
         return fd, path
 
+    def named(*args, **kwargs):
+        handle = made_named(*args, **kwargs)
+        os.fchmod(handle.fileno(), SHARED_FILE_MODE)
+        return handle
+
     tempfile.mkdtemp = mkdtemp
-    tempfile._mkstemp_inner = mkstemp_inner
+    tempfile.mkstemp = mkstemp
+    tempfile.NamedTemporaryFile = named
     try:
         from _pytest.tmpdir import TempPathFactory
     except ImportError:

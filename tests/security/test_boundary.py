@@ -1,0 +1,362 @@
+"""The tests' boundary (sandbox/boundary/, "The tests' boundary" in sandbox/runner.py), under
+runc and runsc: the frozen tests and the candidate run as two users in two processes, the
+candidate's a fresh interpreter; the candidate cannot read or change the tests, their
+folder or their report, cannot signal, trace or read the tests' process, and its exit,
+crash or hang reaches the test as an error of that call. The widening it needs (a runner
+that starts as root with CAP_SETUID and CAP_SETGID) runs nothing as root and is refused
+for anything but a boundary.
+
+Each property is asserted from inside: the candidate tries, the frozen test checks that it
+could not, and the run must report every test passed.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.evaluation.junit import (
+    PYTEST_JUNIT_PATH,
+    boundary_pytest_argv,
+    parse_junit_report,
+)
+from selfcorrect_action.evaluation.spec_tests import judge_test_run
+from selfcorrect_action.sandbox import lifecycle
+from selfcorrect_action.sandbox.execution import execute
+from selfcorrect_action.sandbox.models import Boundary, ExecutionRequest, InputFile, Limits
+
+pytestmark = pytest.mark.docker
+
+CANDIDATE = '''
+import ctypes, errno, os, signal, sys
+
+
+def attempt(action, *args):
+    """The errno an action failed with, or "done"."""
+    try:
+        action(*args)
+    except OSError as exc:
+        return exc.errno
+    return "done"
+
+
+def read(path):
+    return attempt(lambda: open(path, "rb").read(1))
+
+
+def write(path):
+    return attempt(lambda: open(path, "w").write("forged"))
+
+
+def listing(path):
+    return attempt(os.listdir, path)
+
+
+def replace(path):
+    return attempt(os.replace, path + ".x", path) if write(path + ".x") == "done" else "no"
+
+
+def remove(path):
+    return attempt(os.unlink, path)
+
+
+def kill(pid, number):
+    return attempt(os.kill, pid, number)
+
+
+def ptrace(pid):
+    libc = ctypes.CDLL(None, use_errno=True)
+    return "done" if libc.ptrace(16, pid, None, None) == 0 else ctypes.get_errno()
+
+
+def identity():
+    with open("/proc/self/status") as handle:
+        fields = dict(line.split(":", 1) for line in handle if ":" in line)
+    return {"uid": os.getuid(), "gid": os.getgid(), "groups": os.getgroups(),
+            "caps": int(fields["CapEff"].strip(), 16), "ppid": os.getppid(),
+            "pid": os.getpid(), "cwd": os.getcwd(), "file": __file__}
+
+
+def users_of_processes():
+    found = {}
+    for pid in os.listdir("/proc"):
+        if pid.isdigit():
+            try:
+                with open(f"/proc/{pid}/status") as handle:
+                    for line in handle:
+                        if line.startswith("Uid:"):
+                            found[int(pid)] = int(line.split()[1])
+            except OSError:
+                continue
+    return found
+
+
+def environ_names(pid):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        return exc.errno
+    return sorted(item.split(b"=", 1)[0].decode() for item in data.split(b"\\0") if item)
+
+
+def writable_descriptors(pid):
+    """Another process's descriptors this process can open for writing (none when it may
+    not even list them)."""
+    found = []
+    try:
+        descriptors = os.listdir(f"/proc/{pid}/fd")
+    except OSError:
+        return found
+    for fd in descriptors:
+        try:
+            with open(f"/proc/{pid}/fd/{fd}", "wb") as handle:
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target != "/dev/null":
+                    found.append(f"{fd}:{target}")
+        except OSError:
+            continue
+    return found
+
+
+def frames():
+    names, frame = [], sys._getframe()
+    while frame is not None:
+        names.append(frame.f_code.co_name)
+        frame = frame.f_back
+    return names
+
+
+def modules():
+    return sorted(name for name in sys.modules if "test" in name or "pytest" in name)
+
+
+def write_shared(name):
+    with open(name, "w") as out:
+        out.write("from the candidate")
+    return name
+'''
+
+TESTS = '''
+import errno, os, signal
+
+import candidate as c
+
+TESTS_DIR = os.path.dirname(os.path.abspath(__file__))
+DENIED = (errno.EACCES, errno.EPERM)
+
+
+def test_two_users_no_capabilities_nothing_as_root():
+    me = c.identity()
+    assert me["uid"] != os.getuid()
+    assert 0 not in (me["uid"], me["gid"], os.getuid(), os.getgid())
+    assert me["groups"] == [] and os.getgroups() == []
+    assert me["caps"] == 0
+    with open("/proc/self/status") as handle:
+        assert [l for l in handle if l.startswith("CapEff")][0].split()[1] == "0" * 16
+    users = c.users_of_processes()
+    assert {pid for pid, uid in users.items() if uid == 0} <= {1}
+
+
+def test_the_candidate_is_a_fresh_interpreter_started_by_the_runner():
+    me = c.identity()
+    assert me["ppid"] == 1 and me["ppid"] != os.getpid()
+    assert not any(name.startswith("test") for name in c.frames())
+    assert c.modules() == []
+
+
+def test_the_candidate_cannot_read_or_list_the_tests():
+    assert c.read(__file__) in DENIED
+    assert c.listing(TESTS_DIR) in DENIED
+    assert c.read(os.path.join(TESTS_DIR, ".selfcorrect", "candidate-source.py")) in DENIED
+    assert c.listing("/work") in DENIED
+
+
+def test_the_report_being_written_cannot_be_opened_by_the_candidate():
+    os.makedirs(os.path.join(TESTS_DIR, "held"), exist_ok=True)
+    with open(os.path.join(TESTS_DIR, "held", "report.xml"), "w") as held:
+        held.write("<ours/>")
+        held.flush()
+        assert str(held.fileno()) not in c.writable_descriptors(os.getpid())
+
+
+def test_the_candidate_cannot_write_the_tests_or_their_report():
+    assert c.write(__file__) in DENIED
+    assert c.write(os.path.join(TESTS_DIR, ".selfcorrect", "junit.xml")) in DENIED
+    assert c.write(os.path.join(TESTS_DIR, "conftest.py")) in DENIED
+
+
+def test_the_shared_inputs_cannot_be_changed_replaced_or_removed():
+    assert c.write("data.txt") in DENIED
+    assert c.remove("data.txt") in DENIED
+    assert open("data.txt").read() == "the input"
+    assert open(os.path.join(TESTS_DIR, "data.txt")).read() == "the input"
+
+
+def test_what_the_candidate_writes_in_the_shared_folder_the_tests_read():
+    name = c.write_shared("out.txt")
+    assert open(name).read() == "from the candidate"
+
+
+def test_the_candidate_cannot_reach_the_tests_process():
+    me = os.getpid()
+    assert c.read(f"/proc/{me}/mem") in DENIED
+    # gVisor shows another user's environment (Linux does not); it holds nothing but
+    # these, set by the image and the runner: no secret ever enters a sandbox.
+    shown = c.environ_names(me)
+    assert shown in DENIED or set(shown) <= {
+        "LANG", "HOME", "PATH", "HOSTNAME", "XDG_CACHE_HOME", "XDG_CONFIG_HOME",
+        "MPLCONFIGDIR", "MPLBACKEND", "PYTHONDONTWRITEBYTECODE", "PYTHONUNBUFFERED",
+        "PYTEST_ADDOPTS", "SELFCORRECT_BOUNDARY"}, shown
+    # gVisor lists another user's descriptors (Linux does not); none opens for writing
+    # but /dev/null.
+    assert c.listing(f"/proc/{me}/fd") in DENIED or c.writable_descriptors(me) == []
+    assert c.read(f"/proc/{me}/cwd/data.txt") in DENIED
+    assert c.ptrace(me) in DENIED
+    for number in (signal.SIGSTOP, signal.SIGKILL, signal.SIGTERM):
+        assert c.kill(me, number) in DENIED
+        assert c.kill(1, number) in DENIED
+    c.kill(-1, signal.SIGKILL)  # everything the candidate's uid may signal: not us
+    assert c.identity()["uid"] != os.getuid()
+'''
+
+CRASHES = '''
+import os, sys, time
+
+
+def fine():
+    return "fine"
+
+
+def exit_now():
+    os._exit(0)
+
+
+def sys_exit():
+    sys.exit(0)
+
+
+def segfault():
+    import ctypes
+    ctypes.string_at(0)
+
+
+def hang():
+    time.sleep(3600)
+'''
+
+CRASH_TESTS = '''
+import pytest
+import crashes
+
+
+def test_exit():
+    crashes.exit_now()
+
+
+def test_after_exit():
+    assert crashes.fine() == "fine"
+
+
+def test_sys_exit_is_no_outcome():
+    with pytest.raises(Exception):
+        crashes.sys_exit()
+
+
+def test_segfault():
+    crashes.segfault()
+
+
+def test_after_segfault():
+    assert crashes.fine() == "fine"
+
+
+def test_hang():
+    crashes.hang()
+'''
+
+
+def _request(candidate: str, module: str, tests: str, runtime: str, *, timeout_s: float = 30,
+             extra: tuple[InputFile, ...] = ()) -> ExecutionRequest:
+    return ExecutionRequest(
+        argv=boundary_pytest_argv(["test_it.py"]), timeout_s=timeout_s,
+        runtime=runtime,
+        files=[InputFile(path=f"{module}.py", data=textwrap.dedent(candidate).encode()),
+               InputFile(path="test_it.py", data=textwrap.dedent(tests).encode()), *extra],
+        boundary=Boundary(candidate=f"{module}.py", module=module, tests=["test_it.py"]),
+        artifact_paths=[PYTEST_JUNIT_PATH])
+
+
+def test_the_candidate_cannot_reach_the_tests(sandbox, runtime: str, tmp_path: Path) -> None:
+    request = _request(CANDIDATE, "candidate", TESTS, runtime,
+                       extra=(InputFile(path="data.txt", data=b"the input"),))
+    result = sandbox.run(request, tmp_path / "artifacts")
+    verdict = judge_test_run(result, candidate="candidate.py")
+    assert verdict.passed, result.stdout.text[-3000:]
+    assert verdict.totals.passed == TESTS.count("\ndef test_")
+
+
+def test_a_shared_input_replaced_under_the_tests_fails_the_run(
+        sandbox, runtime: str, tmp_path: Path) -> None:
+    """gVisor lets a rename replace another user's file in a sticky folder (Linux does not):
+    under either runtime a swapped input is found when the tests end, and the run fails
+    whatever they concluded from it."""
+    tests = """
+        import candidate as c
+
+
+        def test_swap():
+            c.replace(os.path.abspath("data.txt"))
+            assert True
+        """
+    request = _request(CANDIDATE, "candidate", "import os\n" + textwrap.dedent(tests),
+                       runtime, extra=(InputFile(path="data.txt", data=b"the input"),))
+    result = sandbox.run(request, tmp_path / "artifacts")
+    verdict = judge_test_run(result, candidate="candidate.py")
+    if runtime == "runc":
+        assert verdict.passed and result.replaced_inputs == [], verdict.evidence
+    else:
+        assert result.replaced_inputs == ["data.txt"]
+        assert not verdict.passed and "replaced" in verdict.evidence
+
+
+def test_exit_crash_and_hang_are_errors_of_the_call_and_later_tests_still_run(
+        sandbox, runtime: str, tmp_path: Path) -> None:
+    request = _request(CRASHES, "crashes", CRASH_TESTS, runtime, timeout_s=12)
+    result = sandbox.run(request, tmp_path / "artifacts")
+    junit = next(a for a in result.artifacts if a.path == PYTEST_JUNIT_PATH)
+    assert junit.host_path is not None
+    outcomes = {o.test_id.split("::")[1]: o for o in parse_junit_report(junit.host_path).outcomes}
+    assert {name for name, o in outcomes.items() if o.outcome == "passed"} == {
+        "test_after_exit", "test_after_segfault"}
+    assert "CandidateCrashed" in outcomes["test_exit"].message
+    assert "exit status 0" in outcomes["test_exit"].message
+    assert "CandidateRefused" in outcomes["test_sys_exit_is_no_outcome"].message
+    assert "signal 11" in outcomes["test_segfault"].message
+    assert "CandidateHung" in outcomes["test_hang"].message
+    # pytest itself ended normally, with its own status, inside the time limit.
+    assert result.exit_code == 1 and not result.timed_out
+    verdict = judge_test_run(result, candidate="crashes.py")
+    assert not verdict.passed and verdict.category is not None
+
+
+def test_a_boundary_container_runs_no_single_execution_and_a_single_one_no_boundary(
+        docker_engine, sandbox, sandbox_image: str, runtime: str, tmp_path: Path) -> None:
+    """The widening is used for the boundary only: the runner of a root container refuses a
+    plain request (it would run the script as root), and the runner of an ordinary
+    container refuses a boundary request (it cannot split the uids)."""
+    boundary = _request(CANDIDATE, "candidate", TESTS, runtime)
+    single = ExecutionRequest(argv=["python3", "-c", "print(1)"], runtime=runtime)
+    for key_boundary, request, refusal in (
+            (True, single, "never runs as root"),
+            (False, boundary, "needs its own container")):
+        key = sandbox.key(Limits(), runtime, boundary=key_boundary)
+        prepared = lifecycle.prepare(docker_engine, key, session=sandbox.session,
+                                     owner=sandbox.owner, idle_timeout_s=60)
+        try:
+            with pytest.raises(Exception, match=refusal):
+                execute(prepared, request, tmp_path / f"artifacts-{key_boundary}")
+        finally:
+            lifecycle.destroy(prepared)
