@@ -72,8 +72,24 @@ def _from_report(
     return _failed(evidence, category, outcomes, totals)
 
 
+# How the boundary between the tests and the candidate (sandbox/boundary/) fails a call.
+_BOUNDARY = "selfcorrect_boundary."
+_BOUNDARY_CATEGORIES = {
+    "CandidateHung": Category.RESOURCE,  # it did not answer within the run's time limit
+    "CandidateCrashed": Category.RUNTIME,  # exit, os._exit, a signal
+    "CandidateRefused": Category.RUNTIME,  # SystemExit, KeyboardInterrupt, a skip from a call
+    "ProtocolBroken": Category.RUNTIME,  # an answer too large or malformed
+    "NotPlainData": Category.CONTRACT,  # a value that cannot cross: return plain data
+}
+
+
 def _category(outcome: TestOutcome, candidate: str) -> Category:
     message = outcome.message
+    if message.startswith(_BOUNDARY):
+        kind = message[len(_BOUNDARY):].split(":", 1)[0]
+        if kind == "CandidateCrashed" and "signal 9" in message:
+            return Category.RESOURCE  # the memory limit's OOM kill, most likely
+        return _BOUNDARY_CATEGORIES.get(kind, Category.RUNTIME)
     if message.startswith(("SyntaxError", "IndentationError", "TabError")):
         return Category.SYNTAX
     module = PurePosixPath(candidate).stem
