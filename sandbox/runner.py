@@ -125,6 +125,9 @@ def main() -> int:
     # While a pooled container waits for its request, so no execution waits for these.
     _seed_font_cache(os.environ.get("MPLCONFIGDIR"))
     filter_problem = _install_syscall_filter(syscall_filter())
+    waiting = None
+    if sys.argv[2:3] == ["--boundary"] and filter_problem is None and os.getuid() == 0:
+        waiting = _prestart_candidate()  # its interpreter starts before the request comes
     header, payload = _read_request(stdin, idle_timeout)
     if header is None:
         return 0
@@ -134,7 +137,9 @@ def main() -> int:
         raise SystemExit(f"runner: {filter_problem}; the script was not started")
     if "boundary" in header:
         # The frozen tests and the candidate under two uids (see "The tests' boundary").
-        return _boundary_main(header, payload, stdout)
+        return _boundary_main(header, payload, stdout, waiting)
+    if waiting is not None:
+        _as_uid(CANDIDATE_UID, _kill_the_rest)
     if "batch" in header or os.getuid() == 0:
         # Root only in a batch container, which runs nothing as root (see "Batch mode").
         return _batch_main(header, stdin, stdout)
@@ -1474,21 +1479,14 @@ CONTROL_FD = 3
 RESERVE_MIN_S, RESERVE_MAX_S, RESERVE_SHARE = 0.5, 5.0, 0.15
 
 
-def _boundary_main(header: dict, payload: bytes, stdout) -> int:
+def _boundary_main(header: dict, payload: bytes, stdout, waiting=None) -> int:
     import _socket
 
     if os.getuid() != 0:
         raise SystemExit("runner: the tests' boundary needs its own container (root with "
                          "CAP_SETUID and CAP_SETGID only); nothing was started")
     spec = header["boundary"]
-    # /work: each uid makes its own private folder (before any of the candidate's code
-    # runs); sticky, so no uid can remove or rename another's, and not listable.
-    for folder, mode in ((WORK_DIR, 0o1733), ("/tmp", 0o1777)):
-        os.chmod(folder, mode)
-        st = os.stat(folder)
-        if (st.st_uid, st.st_mode & 0o7777) != (0, mode):
-            raise SystemExit(f"runner: {folder} is not root's with mode {mode:o}; nothing "
-                             "was started")
+    _boundary_folders()
     files = _split_payload(header, payload)
     candidate, tests = spec["candidate"], set(spec["tests"])
     source = next((data for name, data, _ in files if name == candidate), b"")
@@ -1496,23 +1494,15 @@ def _boundary_main(header: dict, payload: bytes, stdout) -> int:
               if name != candidate and name not in tests]
     placed = _make_shared(shared)
     links = sorted({name.split("/", 1)[0] for name, _, _ in shared})
-    layouts = (
-        (CANDIDATE_UID, CANDIDATE_DIR, [(candidate, source, 0o644)], []),
-        (TESTS_UID, TESTS_DIR, [(name, data, mode) for name, data, mode in files
-                                if name in tests] + [(SOURCE_COPY, source, 0o600)], links),
-    )
-    for uid, folder, own, linked in layouts:
-        if _as_uid(uid, lambda f=folder, o=own, li=linked: _make_private(f, o, li)) != 0:
-            raise SystemExit(f"runner: could not lay out {folder}; nothing was started")
     env = dict(os.environ)
     env.update(header.get("env", {}))
     deadline_s = float(header["deadline_s"])
     started = time.monotonic()
     deadline = started + deadline_s
     out_read, out_write = os.pipe()
-    candidates = _Candidates(spec, _uid_env(env, CANDIDATE_UID, CANDIDATE_DIR), out_write)
-    if spec.get("eager"):
-        candidates.start()
+    candidates = waiting or _Candidates()
+    candidates.prepare(spec, _uid_env(env, CANDIDATE_UID, CANDIDATE_DIR), out_write,
+                       [(candidate, source, 0o644)])
     runner_end, tests_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     settings = {"control_fd": CONTROL_FD, "module": spec["module"],
                 "path": f"{CANDIDATE_DIR}/{candidate}", "source": f"{TESTS_DIR}/{SOURCE_COPY}",
@@ -1525,13 +1515,21 @@ def _boundary_main(header: dict, payload: bytes, stdout) -> int:
             for name in ("out", "err", "candidate")}
     oom_before = _oom_kills()
     test_out, test_err = os.pipe(), os.pipe()
+    own = [(name, data, mode) for name, data, mode in files if name in tests]
     try:
+        # The tests' folder exists before any candidate process does (one could make it
+        # first, in the sticky /work): pytest's own child lays it out, then we go on.
         pid = _spawn_as(TESTS_UID, header["argv"], tests_env, SHARED_DIR,
-                        {1: test_out[1], 2: test_err[1], CONTROL_FD: tests_end.fileno()})
+                        {1: test_out[1], 2: test_err[1], CONTROL_FD: tests_end.fileno()},
+                        layout=(TESTS_DIR, [*own, (SOURCE_COPY, source, 0o600)], links))
     finally:
         for fd in (test_out[1], test_err[1]):
             os.close(fd)
         tests_end.close()
+    if candidates.pid is not None:
+        candidates.hand_over_module()  # the waiting process gets the module, pytest started
+    elif spec.get("eager"):
+        candidates.start()  # its interpreter starts while pytest does
     stdout.write(b"STARTED\n")
     stdout.flush()
 
@@ -1544,9 +1542,12 @@ def _boundary_main(header: dict, payload: bytes, stdout) -> int:
                           deadline, kill=kill_all,
                           extra={runner_end.fileno(): lambda fd: candidates.on_control(
                               runner_end), out_read: lambda fd: _drain(fd, outs["candidate"])})
-    kill_all()
     duration_ms = int((time.monotonic() - started) * 1000)
     runner_end.close()
+    # pytest has ended: one helper per uid ends what is left of it, the tests' one also
+    # opens their folder for us to send the report back.
+    _as_uid(CANDIDATE_UID, _kill_the_rest)
+    _as_uid(TESTS_UID, lambda: (_kill_the_rest(), _open_tests_folder(links)))
     _drain(out_read, outs["candidate"], until_empty=True)
     for fd in (out_read, out_write):
         _quietly(os.close, fd)
@@ -1564,10 +1565,9 @@ def _boundary_main(header: dict, payload: bytes, stdout) -> int:
         "stdout": outs["out"].as_dict(),
         "stderr": err,
         "oom_kills": None if oom_before is None or oom_after is None else oom_after - oom_before,
-        "candidate_restarts": candidates.started - 1 if candidates.started else 0,
+        "candidate_restarts": max(0, candidates.started - 1),
     }
-    _as_uid(TESTS_UID, lambda: _open_tests_folder(links))
-    inputs = {name: data for name, data, _ in files if name in tests}
+    inputs = {name: data for name, data, _ in own}
     members, rejected, left_out, unchanged = _select_artifacts(
         caps, inputs, header.get("wanted", []), TESTS_DIR)
     report.update({"rejected": rejected, "unlisted": left_out, "unchanged_inputs": unchanged,
@@ -1576,9 +1576,32 @@ def _boundary_main(header: dict, payload: bytes, stdout) -> int:
     nonce = header["nonce"].encode()
     stdout.write(b"RESULT %s %d\n" % (nonce, len(body)) + body)
     stdout.flush()
-    _write_tar(stdout, [(rel, path) for rel, path in members])
+    _write_tar(stdout, members)
     stdout.flush()
     return 0
+
+
+def _boundary_folders() -> None:
+    """/work: each uid makes its own private folder (the tests' before any of the
+    candidate's code runs); sticky, so no uid can remove or rename another's, and not
+    listable. /tmp: shared, as on any machine. Set here, by their owner, and checked."""
+    for folder, mode in ((WORK_DIR, 0o1733), ("/tmp", 0o1777)):
+        os.chmod(folder, mode)
+        st = os.stat(folder)
+        if (st.st_uid, st.st_mode & 0o7777) != (0, mode):
+            raise SystemExit(f"runner: {folder} is not root's with mode {mode:o}; nothing "
+                             "was started")
+    if not os.path.isdir(SHARED_DIR):
+        os.mkdir(SHARED_DIR)
+        os.chmod(SHARED_DIR, 0o1777)
+
+
+def _kill_the_rest() -> None:
+    """As a uid, once: SIGKILL whatever of it still runs (kill(-1) spares the caller)."""
+    try:
+        os.kill(-1, signal.SIGKILL)
+    except ProcessLookupError:
+        return
 
 
 def _split_payload(header: dict, payload: bytes) -> list[tuple[str, bytes, int]]:
@@ -1599,9 +1622,8 @@ def _make_shared(files: list[tuple[str, bytes, int]]) -> dict:
     top. gVisor lets a rename replace another user's file in a sticky folder, so what was
     placed is remembered (path -> inode and bytes) and checked once the tests are done
     (_replaced): the original inode cannot come back, as no uid may hard-link root's file.
-    A marker keeps the folder from ever being empty (an empty one could be renamed over)."""
-    os.mkdir(SHARED_DIR)
-    os.chmod(SHARED_DIR, 0o1777)
+    A marker keeps the folder from ever being empty (an empty one could be renamed over).
+    The folder itself is made by _boundary_folders."""
     placed = {}
     for name, data, mode in [*files, (SHARED_MARKER, b"", 0o444)]:
         target = os.path.join(SHARED_DIR, name)
@@ -1696,20 +1718,33 @@ def _drain(fd: int, capture: _Capture, until_empty: bool = False) -> bool:
 
 
 def _spawn_as(uid: int, argv: list[str], env: dict, cwd: str, fds: dict[int, int],
-              nproc: int | None = None, oom_first: bool = False) -> int:
-    """fork, become `uid` for good, lay out descriptors `fds` (target -> ours), then exec:
-    a fresh interpreter, nothing of ours but those descriptors."""
+              nproc: int | None = None, oom_first: bool = False, layout=None) -> int:
+    """fork, become `uid` for good, lay out its private folder (`layout`: folder, files,
+    links; done before this returns, or SystemExit), its descriptors `fds` (target ->
+    ours), then exec: a fresh interpreter, nothing of ours but those descriptors."""
     import fcntl
 
     program = _find_program(argv[0], env.get("PATH", os.defpath))
+    ready_read, ready_write = os.pipe()
     pid = os.fork()
     if pid != 0:
+        os.close(ready_write)
+        done = _read_ready(ready_read) if layout is not None else b"1"
+        os.close(ready_read)
+        if done != b"1":
+            _quietly(os.kill, pid, signal.SIGKILL)
+            raise SystemExit(f"runner: could not lay out {layout[0]}; nothing was started")
         return pid
     try:
+        os.close(ready_read)
         if oom_first:  # before the uid change: that leaves /proc/self root's to write
             with open("/proc/self/oom_score_adj", "w") as handle:
                 handle.write("1000")
         _become(uid)
+        if layout is not None:
+            _make_private(*layout)
+            os.write(ready_write, b"1")
+        os.close(ready_write)
         # 022, not 0: gVisor lets another uid open a file through /proc/<pid>/fd/<n> when the
         # file's own mode allows it (the folder is not checked again), so the report pytest
         # writes must not be writable by others.
@@ -1740,30 +1775,58 @@ def _spawn_as(uid: int, argv: list[str], env: dict, cwd: str, fds: dict[int, int
 
 
 class _Candidates:
-    """The candidate's processes, one at a time: each a fresh interpreter started here."""
+    """The candidate's processes, one at a time: each a fresh interpreter started here. In a
+    pooled boundary container the first is started before the request arrives (it imports
+    nothing of the candidate's until hand_over_module sends it the module, once the tests'
+    folder exists), so its start-up is off the test run's path."""
 
-    def __init__(self, spec: dict, env: dict, output_fd: int) -> None:
-        self.spec, self.env, self.output_fd = spec, env, output_fd
+    def __init__(self) -> None:
+        self.spec: dict = {}
+        self.env: dict = dict(os.environ)
+        self.output_fd = 2
+        self.files: list = []
         self.pid: int | None = None
         self.tests_end = None
         self.started = 0
 
-    def start(self) -> None:
+    def prepare(self, spec: dict, env: dict, output_fd: int, files: list) -> None:
+        self.spec, self.env, self.files = spec, env, files
+        if self.pid is None:
+            self.output_fd = output_fd
+
+    def start(self, *, waiting: bool = False) -> None:
         import _socket
 
         ours, theirs = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
-        argv = ["python3", "-I", "-B", f"{BOUNDARY_ROOT}/serve.py", str(CONTROL_FD),
-                f"{CANDIDATE_DIR}/{self.spec['candidate']}", self.spec["module"],
-                "1" if self.spec.get("eager") else "0"]
+        argv = ["python3", "-I", "-S", "-B", f"{BOUNDARY_ROOT}/serve.py", str(CONTROL_FD)]
+        argv += ["--wait"] if waiting else [
+            f"{CANDIDATE_DIR}/{self.spec['candidate']}", self.spec["module"],
+            "1" if self.spec.get("eager") else "0"]
         try:
             fds = {1: self.output_fd, 2: self.output_fd, CONTROL_FD: theirs.fileno()}
+            # The first process lays out the candidate's folder; later ones find it.
+            files = [] if waiting else self.files
+            layout = (CANDIDATE_DIR, files, []) if self.started == 0 else None
             self.pid = _spawn_as(CANDIDATE_UID, argv, self.env, SHARED_DIR, fds,
-                                 nproc=self.spec.get("nproc"), oom_first=True)
+                                 nproc=self.spec.get("nproc"), oom_first=True, layout=layout)
         finally:
             theirs.close()
         _WATCHED.add(self.pid)
         self.tests_end = ours
         self.started += 1
+
+    def hand_over_module(self) -> None:
+        """The waiting process's first message: the module to serve (it writes the file in
+        its own folder, then imports it when eager)."""
+        path = f"{CANDIDATE_DIR}/{self.spec['candidate']}"
+        source = next((data for name, data, _ in self.files), b"")
+        body = _to_json({"setup": {"path": path, "module": self.spec["module"],
+                                   "eager": bool(self.spec.get("eager")),
+                                   "source": source.decode("latin-1")}}).encode("utf-8")
+        try:
+            self.tests_end.sendall(_struct.pack(">I", len(body)) + body)
+        except OSError:
+            return  # it died waiting: the tests find it ended, as any crash
 
     def end(self) -> str:
         """Kill what is left of the current process (and anything it started): how it
@@ -1810,6 +1873,26 @@ class _Candidates:
                                   _struct.pack("i", handed.fileno()))])
                 handed.close()
         return True
+
+
+def _prestart_candidate() -> _Candidates | None:
+    """A candidate process waiting for its module, started while the container waits."""
+    waiting = _Candidates()
+    try:
+        _boundary_folders()
+        waiting.start(waiting=True)
+    except (OSError, SystemExit):
+        return None  # started at the request instead
+    return waiting
+
+
+def _read_ready(fd: int) -> bytes:
+    """The child's word that its folder is laid out, or b"" when it died first."""
+    while True:
+        try:
+            return os.read(fd, 1)
+        except InterruptedError:
+            continue
 
 
 def _ended(code: int) -> str:

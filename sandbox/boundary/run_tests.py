@@ -1,6 +1,6 @@
 """pytest over a spec's frozen tests, with the candidate's module served from its own process.
 
-Started by sandbox/runner.py as the tests' uid: `python3 -I -B run_tests.py PYTEST-ARGS`,
+Started by sandbox/runner.py as the tests' uid: `python3 -I -S -B run_tests.py PYTEST-ARGS`,
 with SELFCORRECT_BOUNDARY in the environment (JSON: the control descriptor the runner
 talks on, the module's name and path, where a copy of its source is, the deadline) and
 the control socket open. See selfcorrect_boundary/__init__.py.
@@ -18,6 +18,9 @@ def main() -> int:
     # the tests import from their own folder (pytest puts it on sys.path), never from ours.
     here = os.path.dirname(os.path.abspath(__file__))
     sys.path.insert(0, here)
+    from selfcorrect_boundary import startup
+
+    startup.site_packages()
     from selfcorrect_boundary import client, plugin
 
     sys.path.remove(here)

@@ -96,13 +96,13 @@ def boundary_pytest_argv(test_files: list[str]) -> list[str]:
     boundary's launcher in the image runs pytest as the tests' uid in their own folder, and
     serves `import <candidate>` from the candidate's process (sandbox/boundary/). The same
     flags as pytest_argv, but the rootdir and the report are the tests' private folder, no
-    pythonpath (nothing of the candidate's is importable here), and -B: no bytecode next to
-    the tests."""
+    pythonpath (nothing of the candidate's is importable here), -B: no bytecode next to the
+    tests, and -S: the launcher puts the site folders on sys.path itself (faster)."""
     for name in test_files:
         if not name or name.startswith("-"):
             raise ValueError(f"test file names must not be empty or start with '-': {name!r}")
     return [
-        "python3", "-I", "-B", f"{BOUNDARY_ROOT}/run_tests.py",
+        "python3", "-I", "-S", "-B", f"{BOUNDARY_ROOT}/run_tests.py",
         "-c", "/dev/null", "--noconftest",
         "-p", "no:cacheprovider",
         "-q", "--tb=short", "-rN", "--no-header", "--color=no",

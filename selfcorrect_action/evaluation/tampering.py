@@ -106,6 +106,23 @@ def scan(source: str, *, test_files: list[str]) -> list[Finding]:
     return sorted(scanner.findings, key=lambda f: f.line)[:MAX_FINDINGS]
 
 
+def imports(source: str, module: str) -> bool:
+    """Whether test code `source` imports `module` (and so would run it in its process)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(
+                alias.name.split(".")[0] == module for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == module:
+            return True
+        if isinstance(node, ast.Constant) and node.value == module:
+            return True  # importlib.import_module("name"), __import__("name")
+    return False
+
+
 def evidence(findings: list[Finding]) -> str:
     return ("refused before running: the code tampers with the tests that judge it, which "
             "are frozen and shared its process (isolation: in-process): "

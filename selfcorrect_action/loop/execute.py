@@ -66,8 +66,14 @@ def _request(state: RunState, files: list[InputFile], argv: list[str]) -> Execut
 
 def tampering_verdict(state: RunState, code: str) -> Verdict | None:
     """With `isolation: in-process` the frozen tests share the candidate's process: code
-    that would tamper with them is refused before it runs (evaluation/tampering.py)."""
+    that would tamper with them is refused before it runs (evaluation/tampering.py). A
+    script's tests share its process only if they import it; otherwise they judge its
+    files from a container of their own, and what it writes there cannot steer them."""
     if not state.tests or state.spec.isolation != "in-process":
+        return None
+    module = PurePosixPath(state.output_name).stem
+    if state.spec.kind == "script" and not any(
+            tampering.imports(text, module) for text in state.tests.values()):
         return None
     findings = tampering.scan(code, test_files=list(state.tests))
     if not findings:

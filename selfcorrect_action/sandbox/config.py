@@ -43,6 +43,8 @@ def container_config(
                             idle_timeout_s=idle_timeout_s, owner=owner)
     if key.boundary:
         config.update(_boundary_differences(key.limits))
+        # The runner starts the candidate's interpreter while the container waits.
+        config["command"] = [*config["command"], "--boundary"]
     return config
 
 

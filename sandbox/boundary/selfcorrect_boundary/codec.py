@@ -19,20 +19,19 @@ it a finite iterator's items.
 
 from __future__ import annotations
 
-import base64
-import collections
-import datetime
-import decimal
-import fractions
-import json
+import _json
+import binascii
 import math
-import numbers
-import pathlib
-import struct
 import sys
-import uuid
+from _struct import Struct
 
 from selfcorrect_boundary import NotPlainData, ProtocolBroken
+
+# Both interpreters start on the critical path of every test run, and under gVisor each
+# module imported costs file-system round trips: what only some values need (datetime,
+# decimal, fractions, uuid, pathlib, collections, numpy, pandas) is looked up among the
+# modules already loaded when encoding (a value of a type whose module is not loaded cannot
+# exist) and imported when a value of it is decoded.
 
 # pytest leaves this module's frames out of the tracebacks it prints (see client.py).
 __tracebackhide__ = True
@@ -48,7 +47,7 @@ PANDAS_EXTENSION_DTYPES = frozenset({
     "Int8", "Int16", "Int32", "Int64", "UInt8", "UInt16", "UInt32", "UInt64",
     "Float32", "Float64", "boolean", "string",
 })
-_HEADER = struct.Struct(">I")
+_HEADER = Struct(">I")
 
 
 class Peer:
@@ -105,33 +104,15 @@ def encode(value: object, peer: Peer, depth: int = 0) -> object:
         found = _encode_pandas(value, pandas, peer, depth)
         if found is not None:
             return found
-    if isinstance(value, datetime.datetime):
-        return {"dt": [datetime.datetime.isoformat(value.replace(tzinfo=None)),
-                       _encode_tz(value.tzinfo, value)]}
-    if isinstance(value, datetime.date):
-        return {"date": datetime.date.isoformat(value)}
-    if isinstance(value, datetime.time):
-        return {"tm": [datetime.time.isoformat(value.replace(tzinfo=None)),
-                       _encode_tz(value.tzinfo, None)]}
-    if isinstance(value, datetime.timedelta):
-        return {"td": [value.days, value.seconds, value.microseconds]}
-    if isinstance(value, decimal.Decimal):
-        return {"dec": decimal.Decimal.__str__(value)}
-    if isinstance(value, fractions.Fraction):
-        return {"fr": [format(int(value.numerator), "x"), format(int(value.denominator), "x")]}
-    if isinstance(value, uuid.UUID):
-        return {"uuid": value.hex}
-    if isinstance(value, pathlib.PurePath):
-        return {"path": [str(pathlib.PurePosixPath(value)),
-                         not isinstance(value, pathlib.Path)]}
-    if isinstance(value, bool):
-        return bool(value)
-    if isinstance(value, numbers.Integral):
+    found = _encode_library_value(value)
+    if found is not None:
+        return found
+    if isinstance(value, int):
         number = int(value)
         return number if -NATIVE_INT < number < NATIVE_INT else {"x": format(number, "x")}
-    if isinstance(value, numbers.Real):
+    if isinstance(value, float):
         return {"f": float.__repr__(float(value))}
-    if isinstance(value, numbers.Complex):
+    if isinstance(value, complex):
         both = complex(value)
         return {"c": [float.__repr__(both.real), float.__repr__(both.imag)]}
     if isinstance(value, str):
@@ -146,9 +127,10 @@ def encode(value: object, peer: Peer, depth: int = 0) -> object:
         return [encode(item, peer, depth + 1) for item in value]
     if isinstance(value, tuple):  # namedtuples too: as the tuple of their fields
         return {"t": [encode(item, peer, depth + 1) for item in value]}
-    if isinstance(value, collections.Counter):
+    collections = sys.modules.get("collections")
+    if collections is not None and isinstance(value, collections.Counter):
         return {"ctr": _pairs(value, peer, depth)}
-    if isinstance(value, collections.OrderedDict):
+    if collections is not None and isinstance(value, collections.OrderedDict):
         return {"od": _pairs(value, peer, depth)}
     if isinstance(value, dict):  # defaultdict and other dict subclasses: their items
         return {"d": _pairs(value, peer, depth)}
@@ -156,11 +138,41 @@ def encode(value: object, peer: Peer, depth: int = 0) -> object:
         return {"fs": [encode(item, peer, depth + 1) for item in value]}
     if isinstance(value, set):
         return {"s": [encode(item, peer, depth + 1) for item in value]}
-    if isinstance(value, collections.deque):
+    if collections is not None and isinstance(value, collections.deque):
         return {"dq": [[encode(item, peer, depth + 1) for item in value], value.maxlen]}
     if isinstance(value, range):
         return {"rng": [value.start, value.stop, value.step]}
     return peer.export(value, depth)
+
+
+def _encode_library_value(value: object) -> object | None:
+    """datetime, decimal, fractions, uuid and pathlib values (when their module is loaded)."""
+    dt = sys.modules.get("datetime")
+    if dt is not None:
+        if isinstance(value, dt.datetime):
+            return {"dt": [dt.datetime.isoformat(value.replace(tzinfo=None)),
+                           _encode_tz(value.tzinfo, dt)]}
+        if isinstance(value, dt.date):
+            return {"date": dt.date.isoformat(value)}
+        if isinstance(value, dt.time):
+            return {"tm": [dt.time.isoformat(value.replace(tzinfo=None)),
+                           _encode_tz(value.tzinfo, dt)]}
+        if isinstance(value, dt.timedelta):
+            return {"td": [value.days, value.seconds, value.microseconds]}
+    decimal = sys.modules.get("decimal")
+    if decimal is not None and isinstance(value, decimal.Decimal):
+        return {"dec": decimal.Decimal.__str__(value)}
+    fractions = sys.modules.get("fractions")
+    if fractions is not None and isinstance(value, fractions.Fraction):
+        return {"fr": [format(int(value.numerator), "x"), format(int(value.denominator), "x")]}
+    uuid = sys.modules.get("uuid")
+    if uuid is not None and isinstance(value, uuid.UUID):
+        return {"uuid": value.hex}
+    pathlib = sys.modules.get("pathlib")
+    if pathlib is not None and isinstance(value, pathlib.PurePath):
+        return {"path": [str(pathlib.PurePosixPath(value)),
+                         not isinstance(value, pathlib.Path)]}
+    return None
 
 
 def _pairs(mapping: dict, peer: Peer, depth: int) -> list:
@@ -169,13 +181,13 @@ def _pairs(mapping: dict, peer: Peer, depth: int) -> list:
 
 
 def _b64(data: bytes) -> str:
-    return base64.b64encode(data).decode("ascii")
+    return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
-def _encode_tz(tz: object, moment: datetime.datetime | None) -> object:
+def _encode_tz(tz: object, dt: object) -> object:
     if tz is None:
         return None
-    if isinstance(tz, datetime.timezone):
+    if isinstance(tz, dt.timezone):
         offset = tz.utcoffset(None)
         return {"off": [offset.days * 86400 + offset.seconds, offset.microseconds]}
     key = getattr(tz, "key", None)
@@ -243,7 +255,8 @@ def _tz_key(tz: object) -> str:
     key = getattr(tz, "key", None) or getattr(tz, "zone", None)
     if isinstance(key, str):
         return key
-    if isinstance(tz, datetime.timezone) and tz.utcoffset(None) == datetime.timedelta(0):
+    dt = sys.modules["datetime"]
+    if isinstance(tz, dt.timezone) and tz.utcoffset(None) == dt.timedelta(0):
         return "UTC"
     raise NotPlainData(f"a pandas time zone of type {type_name(tz)} cannot cross")
 
@@ -303,8 +316,8 @@ def decode(data: object, peer: Peer, depth: int = 0) -> object:
             return _decode_tagged(tag, body, peer, depth)
         except (NotPlainData, ProtocolBroken):
             raise
-        except (TypeError, ValueError, KeyError, IndexError, OverflowError,
-                decimal.InvalidOperation, ZeroDivisionError) as exc:
+        except (TypeError, ValueError, KeyError, IndexError, ArithmeticError,
+                binascii.Error) as exc:
             raise ProtocolBroken(f"a malformed {str(tag)[:20]!r} value: "
                                  f"{type(exc).__name__}: {str(exc)[:200]}") from None
     raise ProtocolBroken(f"a {kind.__name__} where a tagged value belongs")
@@ -332,8 +345,12 @@ def _decode_tagged(tag: str, body: object, peer: Peer, depth: int) -> object:
     if tag == "d":
         return {key: value for key, value in _pair_items(body, peer, depth)}
     if tag == "od":
+        import collections
+
         return collections.OrderedDict(_pair_items(body, peer, depth))
     if tag == "ctr":
+        import collections
+
         return collections.Counter(dict(_pair_items(body, peer, depth)))
     if tag == "s":
         return set(_items(body, peer, depth))
@@ -343,8 +360,12 @@ def _decode_tagged(tag: str, body: object, peer: Peer, depth: int) -> object:
         items, maxlen = _parts(body, 2)
         if maxlen is not None and (type(maxlen) is not int or maxlen < 0):
             raise ValueError("a deque's maxlen")
+        import collections
+
         return collections.deque(_items(items, peer, depth), maxlen)
     if tag in ("dt", "tm"):
+        import datetime
+
         text, tz = _parts(body, 2)
         zone = _decode_tz(tz)
         if tag == "dt":
@@ -389,17 +410,33 @@ def _complex(body: object) -> complex:
 
 
 def _bytes(body: object) -> bytes:
-    return base64.b64decode(_text(body).encode("ascii"), validate=True)
+    return binascii.a2b_base64(_text(body).encode("ascii"), strict_mode=True)
 
 
-def _fraction(body: object) -> fractions.Fraction:
+def _fraction(body: object) -> object:
+    import fractions
+
     numerator, denominator = _parts(body, 2)
     return fractions.Fraction(int(_text(numerator), 16), int(_text(denominator), 16))
 
 
-def _timedelta(body: object) -> datetime.timedelta:
+def _timedelta(body: object) -> object:
+    import datetime
+
     days, seconds, micro = _parts(body, 3)
     return datetime.timedelta(days=_int(days), seconds=_int(seconds), microseconds=_int(micro))
+
+
+def _date(body: object) -> object:
+    import datetime
+
+    return datetime.date.fromisoformat(_text(body))
+
+
+def _uuid(body: object) -> object:
+    import uuid
+
+    return uuid.UUID(hex=_text(body))
 
 
 def _range(body: object) -> range:
@@ -407,12 +444,16 @@ def _range(body: object) -> range:
     return range(_int(start), _int(stop), _int(step))
 
 
-def _path(body: object) -> pathlib.PurePath:
+def _path(body: object) -> object:
+    import pathlib
+
     text, pure = _parts(body, 2)
     return pathlib.PurePosixPath(_text(text)) if pure is True else pathlib.Path(_text(text))
 
 
-def _decimal(body: object) -> decimal.Decimal:
+def _decimal(body: object) -> object:
+    import decimal
+
     text = _text(body)
     if len(text) > 10_000:
         raise ValueError("a Decimal of more than 10,000 characters")
@@ -426,18 +467,20 @@ _SIMPLE = {
     "b": _bytes,
     "ba": lambda body: bytearray(_bytes(body)),
     "rng": _range,
-    "date": lambda body: datetime.date.fromisoformat(_text(body)),
+    "date": _date,
     "td": _timedelta,
     "dec": _decimal,
     "fr": _fraction,
-    "uuid": lambda body: uuid.UUID(hex=_text(body)),
+    "uuid": _uuid,
     "path": _path,
 }
 
 
-def _decode_tz(body: object) -> datetime.tzinfo | None:
+def _decode_tz(body: object) -> object:
     if body is None:
         return None
+    import datetime
+
     if type(body) is dict and len(body) == 1:
         ((tag, value),) = body.items()
         if tag == "off":
@@ -582,7 +625,10 @@ def _decode_index(body: object, pd: object, peer: Peer, depth: int) -> object:
 
 def mutable(value: object) -> bool:
     """Arguments whose changes inside a call are sent back and applied to the original."""
-    if isinstance(value, list | dict | set | bytearray | collections.deque):
+    if isinstance(value, list | dict | set | bytearray):
+        return True
+    collections = sys.modules.get("collections")
+    if collections is not None and isinstance(value, collections.deque):
         return True
     numpy = sys.modules.get("numpy")
     if numpy is not None and type(value) is numpy.ndarray:
@@ -604,7 +650,7 @@ def update_in_place(original: object, changed: object) -> bool:
     elif refilled:
         original.clear()
         original.update(changed)
-    elif isinstance(original, collections.deque) and isinstance(changed, collections.deque):
+    elif _both_deques(original, changed):
         original.clear()
         original.extend(changed)
     elif _same_array_shape(original, changed):
@@ -616,6 +662,12 @@ def update_in_place(original: object, changed: object) -> bool:
     return True
 
 
+def _both_deques(original: object, changed: object) -> bool:
+    collections = sys.modules.get("collections")
+    return (collections is not None and isinstance(original, collections.deque)
+            and isinstance(changed, collections.deque))
+
+
 def _same_array_shape(original: object, changed: object) -> bool:
     numpy = sys.modules.get("numpy")
     return (numpy is not None and isinstance(original, numpy.ndarray)
@@ -624,19 +676,52 @@ def _same_array_shape(original: object, changed: object) -> bool:
 
 
 # ---- frames ---------------------------------------------------------------------------
+#
+# A frame is a 4-byte big-endian length and that many bytes of ASCII JSON. The json
+# package's C halves do the work directly: importing the package pulls in re, enum and
+# functools, ~45 ms under gVisor for each interpreter.
+
+def _no_constant(name: str) -> object:
+    raise ValueError(f"{name} is not plain JSON")
+
+
+class _Decoding:
+    """What the C scanner of the json package reads from its decoder."""
+
+    strict = True
+    object_hook = None
+    object_pairs_hook = None
+    parse_float = float
+    parse_int = int
+    parse_constant = staticmethod(_no_constant)
+
+
+# No markers (what is encoded is always a fresh tree, depth-capped), no default (it holds
+# JSON's own types only), ASCII out, NaN refused.
+_ENCODE = _json.make_encoder(None, None, _json.encode_basestring_ascii, None, ":", ",",
+                             False, False, False)
+_SCAN = _json.make_scanner(_Decoding())
+
 
 def dump_frame(message: object) -> bytes:
-    data = json.dumps(message, separators=(",", ":"), allow_nan=False).encode(
-        "utf-8", "surrogatepass")
+    data = "".join(_ENCODE(message, 0)).encode("ascii")
     return _HEADER.pack(len(data)) + data
 
 
 def load_frame_body(data: bytes) -> object:
-    return json.loads(data.decode("utf-8", "surrogatepass"), parse_constant=_no_constant)
-
-
-def _no_constant(name: str) -> object:
-    raise ValueError(f"{name} is not plain JSON")
+    """The message a frame holds; ValueError for anything that is not one JSON value."""
+    text = data.decode("utf-8")
+    try:
+        value, end = _SCAN(text, 0)
+    except (StopIteration, SystemError):
+        # The scanner raises its nice error only when json.decoder is loaded (it looks it
+        # up, never imports it); otherwise it fails with a SystemError. Either way: not JSON.
+        raise ValueError("a malformed message") from None
+    except RecursionError:
+        raise ValueError("a message nested too deeply") from None
+    if text[end:].strip():
+        raise ValueError("data after the message")
+    return value
 
 
 HEADER_SIZE = _HEADER.size

@@ -11,7 +11,7 @@ import pytest
 
 from selfcorrect_action.bench.cheats import POTENT_IN_PROCESS, cheat_module, cheats
 from selfcorrect_action.bench.problems import load_problems
-from selfcorrect_action.evaluation.tampering import evidence, scan
+from selfcorrect_action.evaluation.tampering import evidence, imports, scan
 from selfcorrect_action.loop.codeblock import extract_code
 
 ROOT = Path(__file__).parents[3]
@@ -150,3 +150,13 @@ def test_the_benchmarks_cheats_on_a_humaneval_problem_are_refused_where_they_cou
              for cheat in cheats(problem)}
     assert {name for name, hits in found.items() if not hits} <= {
         name for name in found if name not in POTENT_IN_PROCESS}
+
+
+@pytest.mark.parametrize(("tests", "imported"), [
+    ("import make_chart", True), ("from make_chart import main", True),
+    ("import importlib\nm = importlib.import_module('make_chart')", True),
+    ("import json\nwith open('chart.json') as f: json.load(f)", False),
+    ("import make_charts", False), ("def broken(:", False),
+])
+def test_whether_a_scripts_tests_import_it(tests: str, imported: bool) -> None:
+    assert imports(tests, "make_chart") is imported

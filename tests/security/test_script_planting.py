@@ -1,0 +1,110 @@
+"""A `kind: script` is judged by frozen tests that run in a container of their own, over the
+files the script wrote (issue 14, item 5). Nothing a script plants among its output changes
+their verdict: a file named like the frozen test, a conftest, a .pth, an ini file, a forged
+report, a bytecode cache, a module named like one pytest imports, a file too large to carry,
+an artifact that is not what it claims. Through `selfcorrect run`, under both runtimes and
+both isolations: a script whose real output is wrong fails, with the tests' own evidence.
+"""
+
+from __future__ import annotations
+
+import json
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.cli import main
+from selfcorrect_action.report.run_json import load_run_json
+from tests.fakes.replays import fenced, write_replay
+
+pytestmark = pytest.mark.docker
+
+PROMPT = "Write result.json holding {\"total\": the sum of 1, 2 and 3}."
+TESTS = '''
+import json
+
+
+def test_the_total():
+    with open("result.json") as handle:
+        assert json.load(handle)["total"] == 6
+'''
+PASSING_HOOK = '''
+import pytest
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    outcome.get_result().outcome = "passed"
+'''
+FORGED_REPORT = (
+    '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" '
+    'failures="0" skipped="0" tests="1"><testcase classname="test_result" '
+    'name="test_the_total" file="test_result.py" line="1" time="0.001" /></testsuite>'
+    '</testsuites>')
+SCRIPT = f'''
+import json, os
+
+plants = {{
+    "test_result.py": "def test_the_total():\\n    pass\\n",
+    "test_planted.py": "def test_planted():\\n    pass\\n",
+    "conftest.py": {PASSING_HOOK!r},
+    "sitecustomize.py": {PASSING_HOOK!r},
+    "json.py": "dumps = loads = load = lambda *a, **k: {{'total': 6}}\\n",
+    "pytest.ini": "[pytest]\\naddopts = -p conftest\\n",
+    "setup.cfg": "[tool:pytest]\\naddopts = -p conftest\\n",
+    "zz.pth": "import conftest\\n",
+    ".selfcorrect/junit.xml": {FORGED_REPORT!r},
+    "__pycache__/test_result.cpython-311.pyc": "not bytecode",
+}}
+for name, text in plants.items():
+    os.makedirs(os.path.dirname(name) or ".", exist_ok=True)
+    with open(name, "w") as out:
+        out.write(text)
+with open("big.bin", "wb") as out:
+    out.write(b"x" * (20 * 1024 * 1024))
+with open("result.json", "w") as out:
+    json.dump({{"total": 5}}, out)
+print("done")
+'''
+
+
+@pytest.fixture(autouse=True)
+def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SELFCORRECT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.usefixtures("sandbox_image")
+@pytest.mark.parametrize("isolation", ["process", "in-process"])
+def test_nothing_a_script_plants_changes_the_tests_verdict(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: str, isolation: str) -> None:
+    work = tmp_path / "repo"
+    work.mkdir()
+    (work / "test_result.py").write_text(textwrap.dedent(TESTS).lstrip())
+    spec = work / "result.yml"
+    spec.write_text(json.dumps({
+        "prompt": PROMPT, "kind": "script", "output": "make_result.py",
+        "tests": ["test_result.py"], "judge": False, "isolation": isolation,
+        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
+        "contract": {"artifacts": [{"path": "result.json", "kind": "json",
+                                    "required_keys": ["total"]}],
+                     "stdout_contains": ["done"], "timeout_s": 60, "memory_mb": 512,
+                     "success_criteria": ["result.json holds the total"]},
+    }))
+    replay = write_replay(tmp_path / "replay.jsonl", PROMPT,
+                          [("generate", fenced(textwrap.dedent(SCRIPT)))])
+    monkeypatch.chdir(work)
+    out = tmp_path / "out"
+    exit_code = main(["run", str(spec), "--replay", str(replay), "--out", str(out),
+                      "--runtime", runtime])
+    state = load_run_json((out / "run.json").read_text())
+    attempt = state.attempts[-1]
+    assert (exit_code, state.status.value) == (1, "exhausted")
+    assert attempt.execution is not None and attempt.execution.exit_code == 0
+    assert attempt.verdict is not None and attempt.verdict.failed_layer == "contract"
+    # The tests ran over the real result.json and said why it is wrong.
+    assert "assert 5 == 6" in attempt.verdict.evidence, attempt.verdict.evidence
+    assert [o.outcome for o in attempt.tests] == ["failed"]
+    assert (work / "test_result.py").read_text() == textwrap.dedent(TESTS).lstrip()
