@@ -221,7 +221,7 @@ def _add_bench(sub: Subparsers) -> None:
         "Markdown table and a PNG plot to --out and prints the table; an interrupted run "
         "resumes from results.json. See benchmarks/humaneval.md.",
     )
-    h.add_argument("--mode", choices=["canonical", "mutants", "model", "samples"],
+    h.add_argument("--mode", choices=["canonical", "mutants", "cheats", "model", "samples"],
                    default="canonical", help="what to measure (default canonical)")
     h.add_argument("--limit", type=int, metavar="N", help="the first N problems (or samples)")
     h.add_argument("--workers", type=int, default=2, metavar="K",

@@ -1,9 +1,12 @@
 """Scoring many candidates with K workers, in either isolation mode.
 
 strict: one fresh container per candidate, from a pool of K pre-started ones, as the loop
-        runs every execution.
+        runs every execution: the test run crosses the tests' boundary (the product's
+        default) unless the candidate asks for `in-process` (the cheats' control).
 batch:  K containers at a time, each running a batch of candidates one after another, each
-        candidate in its own process, folder and uid (sandbox/batch.py).
+        candidate in its own process, folder and uid (sandbox/batch.py), imported into that
+        process's pytest: fast, for honest candidates only (a batch item holds no boundary,
+        so the cheats always run strict).
 Either way every candidate is judged by the engine's verdict on its test run, the moment its
 result arrives (scoring.judge), and `on_score` hears it from a worker thread.
 """
@@ -21,12 +24,12 @@ from typing import Literal
 
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.scoring import LIMITS, Score, judge, tests_request
-from selfcorrect_action.evaluation.isolated_candidate import SANDBOX_MODULE, harness_source
 from selfcorrect_action.evaluation.junit import pytest_argv
 from selfcorrect_action.sandbox.batch import BatchSandbox
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult, Runtime
+from selfcorrect_action.spec import Isolation as TestIsolation
 
 Isolation = Literal["strict", "batch"]
 # A batch stays small enough that one broken container costs little, and large enough that
@@ -39,7 +42,9 @@ class Candidate:
     key: str  # the item's key in results.json
     problem: Problem
     source: str  # the whole candidate module
-    isolated: bool = True  # False: tests that import it into pytest (the cheats' control)
+    # How its frozen test meets it in strict mode (a spec's `isolation`); batch mode always
+    # imports it into pytest's process.
+    isolation: TestIsolation = "process"
 
 
 OnScore = Callable[[Candidate, Score, ExecutionResult], None]
@@ -59,17 +64,19 @@ def score_all(candidates: Sequence[Candidate], *, engine: Engine, image: str,
         shutil.rmtree(scratch, ignore_errors=True)
 
 
-def preloads() -> tuple[list[str], dict[str, str]]:
+def preloads() -> list[str]:
     """What a batch container's zygote loads before its first candidate: pytest, warmed with
-    the engine's pytest options, and the tests' support module."""
-    return pytest_argv(["warm.py"])[4:-2], {SANDBOX_MODULE: harness_source()}
+    the engine's pytest options."""
+    return pytest_argv(["warm.py"])[4:-2]
 
 
 def _strict(candidates: Sequence[Candidate], engine: Engine, image: str, runtime: Runtime,
             workers: int, on_score: OnScore, scratch: Path) -> None:
-    requests = {candidate.key: _request(candidate, runtime) for candidate in candidates}
+    requests = {candidate.key: _request(candidate, runtime, candidate.isolation)
+                for candidate in candidates}
     with Sandbox(engine, image, pool_size=workers, max_workers=workers + 2) as box:
-        box.warm(LIMITS, runtime)
+        for boundary in {request.boundary is not None for request in requests.values()}:
+            box.warm(LIMITS, runtime, boundary=boundary)
 
         def one(candidate: Candidate) -> None:
             folder = scratch / _safe(candidate.key)
@@ -82,13 +89,13 @@ def _strict(candidates: Sequence[Candidate], engine: Engine, image: str, runtime
 
 def _batch(candidates: Sequence[Candidate], engine: Engine, image: str, runtime: Runtime,
            workers: int, on_score: OnScore, scratch: Path) -> None:
-    warm, modules = preloads()
+    warm = preloads()
     size = min(MAX_BATCH, max(1, math.ceil(len(candidates) / workers)))
     chunks = [list(candidates[i:i + size]) for i in range(0, len(candidates), size)]
-    requests = {candidate.key: _request(candidate, runtime) for candidate in candidates}
+    requests = {candidate.key: _request(candidate, runtime, "in-process")
+                for candidate in candidates}
     with BatchSandbox(engine, image, pool_size=min(workers, len(chunks)),
-                      max_workers=workers + 2, preload_pytest=warm,
-                      preload_modules=modules) as box:
+                      max_workers=workers + 2, preload_pytest=warm) as box:
         box.warm(LIMITS, runtime)
 
         def one(chunk: list[Candidate]) -> None:
@@ -117,9 +124,9 @@ def _in_parallel(work: Callable[[Candidate], None] | Callable[[list[Candidate]],
             raise
 
 
-def _request(candidate: Candidate, runtime: Runtime) -> ExecutionRequest:
-    return tests_request(candidate.problem, candidate.source, runtime,
-                        isolated=candidate.isolated)
+def _request(candidate: Candidate, runtime: Runtime, isolation: TestIsolation
+             ) -> ExecutionRequest:
+    return tests_request(candidate.problem, candidate.source, runtime, isolation=isolation)
 
 
 def _safe(key: str) -> str:

@@ -23,7 +23,7 @@ from typing import Any
 from selfcorrect_action.bench import results as results_file
 from selfcorrect_action.bench.context import BenchContext
 from selfcorrect_action.bench.problems import Problem
-from selfcorrect_action.bench.scoring import LIMITS, harness_file, judge, tests_request
+from selfcorrect_action.bench.scoring import LIMITS, judge, tests_request
 from selfcorrect_action.bench.tasks import initial_state
 from selfcorrect_action.errors import SelfcorrectError, UsageError
 from selfcorrect_action.llm.base import LLM
@@ -123,7 +123,7 @@ def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: S
         record["oneshot"] = {"passed": score.passed, "category": score.category,
                              "tokens": answer.total_tokens, "cost_usd": answer.cost_usd,
                              "cost_known": answer.cost_known}
-    deps = Deps(llm=llm, sandbox=box, work_root=work / "loop", inputs=[harness_file()],
+    deps = Deps(llm=llm, sandbox=box, work_root=work / "loop", inputs=[],
                 price=no_price if options.replay else _price(),
                 limits=no_limits if options.replay else _limits())
     state = run_loop(initial_state(problem, models, options.runtime,

@@ -1,19 +1,23 @@
 """Mode `mutants`: seeded bugs the tests must catch, the loop repairing what they caught,
-and candidates that cheat, none of which may pass.
+and candidates that cheat, none of which may pass. Mode `cheats`: the cheats alone.
 
 Stages, each resumable item by item (results.json keys in brackets):
   1. probe   [HumanEval/3]            per problem, in the sandbox: which of each kind's sites
                                       changes behaviour (behaviour_probe.py); the first that
                                       does, in the seeded order, is the kind's mutant
   2. score   [HumanEval/3:off_by_one] each mutant judged like any candidate: caught or not
-  3. cheats  [HumanEval/3:cheat:NAME] each cheat, against the frozen (isolated) tests
-  4. control [HumanEval/3:control:NAME] the same cheats against tests that import the
-                                      candidate into pytest's process: what they would get
-                                      past without the isolation
+  3. cheats  [HumanEval/3:cheat:NAME] each cheat (bench/cheats.py), against the frozen
+                                      tests as the product runs them by default: across
+                                      the tests' boundary (always strict isolation: a batch
+                                      imports its candidates into pytest's process)
+  4. control [HumanEval/3:control:NAME] the same cheats against the same tests with the
+                                      candidate imported into pytest's process, no scan:
+                                      what they would get past without the boundary
   5. repair  [HumanEval/3:off_by_one:repair] the loop, with a scripted model whose first
                                       answer is the mutant and whose repair is the canonical
                                       solution: attempts to pass and the repair packet
-Stages 2 to 4 use --isolation; probes and repairs use single executions (the loop's way).
+Stages 2 and 4 use --isolation; probes, the cheats and repairs use single executions (the
+loop's way).
 """
 
 from __future__ import annotations
@@ -32,10 +36,10 @@ from selfcorrect_action.bench import mutants as mutators
 from selfcorrect_action.bench import results as results_file
 from selfcorrect_action.bench.cheats import cheats
 from selfcorrect_action.bench.context import BenchContext
-from selfcorrect_action.bench.executors import Candidate, score_all
+from selfcorrect_action.bench.executors import Candidate, Isolation, score_all
 from selfcorrect_action.bench.packets import packet_facts
 from selfcorrect_action.bench.problems import Problem
-from selfcorrect_action.bench.scoring import LIMITS, Score, harness_file
+from selfcorrect_action.bench.scoring import LIMITS, Score
 from selfcorrect_action.bench.side_by_side import score_record
 from selfcorrect_action.bench.tasks import initial_state
 from selfcorrect_action.bench.testfile import free_names, prompt_helpers
@@ -64,14 +68,29 @@ def run_mutants(ctx: BenchContext) -> str:
         Candidate(f"{p.task_id}:{m.kind}", p, m.source) for p, m in chosen],
         details={f"{p.task_id}:{m.kind}": {"kind": m.kind, "label": m.label, "line": m.line}
                  for p, m in chosen})
-    cheat_candidates = [Candidate(f"{p.task_id}:cheat:{c.name}", p, c.source)
-                        for p in ctx.problems for c in cheats(p)]
-    _score_stage(ctx, key, "cheats", cheat_candidates)
-    _score_stage(ctx, key, "control (tests importing the candidate)", [
-        Candidate(c.key.replace(":cheat:", ":control:"), c.problem, c.source, isolated=False)
-        for c in cheat_candidates])
+    _cheat_stages(ctx, key)
     _repair_stage(ctx, key, chosen)
     return key
+
+
+def run_cheats(ctx: BenchContext) -> str:
+    """Mode `cheats`: stages 3 and 4 alone, every cheat against every problem."""
+    options = ctx.options
+    key = results_file.run_key("cheats", options.isolation, options.runtime,
+                               f"n{len(ctx.problems)}")
+    ctx.store.start(key, "cheats", options.settings, fresh=options.fresh)
+    _cheat_stages(ctx, key)
+    return key
+
+
+def _cheat_stages(ctx: BenchContext, key: str) -> None:
+    cheat_candidates = [Candidate(f"{p.task_id}:cheat:{c.name}", p, c.source)
+                        for p in ctx.problems for c in cheats(p)]
+    _score_stage(ctx, key, "cheats (the product's default, the tests' boundary)",
+                 cheat_candidates, isolation="strict")
+    _score_stage(ctx, key, "control (imported into pytest's process, no scan)", [
+        Candidate(c.key.replace(":cheat:", ":control:"), c.problem, c.source,
+                  isolation="in-process") for c in cheat_candidates])
 
 
 def mutant_sources(problem: Problem, kind: mutators.Kind) -> list[mutators.Mutant]:
@@ -166,17 +185,19 @@ def _chosen_mutants(ctx: BenchContext, key: str) -> list[tuple[Problem, mutators
 
 
 def _score_stage(ctx: BenchContext, key: str, label: str, candidates: Sequence[Candidate],
-                 details: dict[str, dict[str, Any]] | None = None) -> None:
+                 details: dict[str, dict[str, Any]] | None = None,
+                 isolation: Isolation | None = None) -> None:
     options, store = ctx.options, ctx.store
     left = set(results_file.todo([c.key for c in candidates], store.results, key))
     pending = [c for c in candidates if c.key in left]
-    with ctx.bar(f"{label} [{options.isolation}]", len(pending)) as bar:
+    mode = isolation or options.isolation
+    with ctx.bar(f"{label} [{mode}]", len(pending)) as bar:
         def heard(candidate: Candidate, score: Score, result: object) -> None:
             store.put(key, candidate.key,
                       {**score_record(score), **(details or {}).get(candidate.key, {})})
             bar.advance()
 
-        score_all(pending, engine=ctx.engine, image=ctx.image, isolation=options.isolation,
+        score_all(pending, engine=ctx.engine, image=ctx.image, isolation=mode,
                   runtime=options.runtime, workers=options.workers, on_score=heard)
 
 
@@ -230,7 +251,7 @@ def _repair_stage(ctx: BenchContext, key: str,
                 problem, mutant = job
                 work = scratch / f"{problem.module}-{mutant.kind}"
                 deps = Deps(llm=CannedModel(mutant.source, problem.canonical_source),
-                            sandbox=box, work_root=work, inputs=[harness_file()])
+                            sandbox=box, work_root=work, inputs=[])
                 state = run_loop(initial_state(problem, SCRIPTED, options.runtime), deps)
                 store.put(key, f"{problem.task_id}:{mutant.kind}:repair",
                           {**repair_record(state), "label": mutant.label})

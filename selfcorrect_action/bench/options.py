@@ -9,7 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from selfcorrect_action.sandbox.models import Runtime
 
-Mode = Literal["canonical", "mutants", "model", "samples"]
+Mode = Literal["canonical", "mutants", "cheats", "model", "samples"]
 Isolation = Literal["strict", "batch"]
 DEFAULT_OUT = Path("out/bench/humaneval")
 

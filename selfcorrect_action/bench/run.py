@@ -14,7 +14,7 @@ from rich.console import Console
 from selfcorrect_action.bench import plot, summary
 from selfcorrect_action.bench.context import BenchContext
 from selfcorrect_action.bench.model_mode import run_model
-from selfcorrect_action.bench.mutants_mode import run_mutants
+from selfcorrect_action.bench.mutants_mode import run_cheats, run_mutants
 from selfcorrect_action.bench.options import BenchOptions
 from selfcorrect_action.bench.problems import Problem, load_problems
 from selfcorrect_action.bench.results import RunRecord, Store
@@ -48,7 +48,7 @@ def run_bench(options: BenchOptions, *, command: Sequence[str], secrets: Sequenc
                        problems=problems, console=console, secrets=list(secrets))
     runner: Callable[[BenchContext], str] = {
         "canonical": run_canonical, "samples": run_samples, "mutants": run_mutants,
-        "model": run_model,
+        "cheats": run_cheats, "model": run_model,
     }[options.mode]
     key = runner(ctx)
     rendered = render_run(options, store.run(key), _keys(options, problems, everything),
@@ -73,6 +73,10 @@ def render_run(options: BenchOptions, run: RunRecord, keys: list[str], command: 
         m = summary.mutation(run, keys)
         markdown = render("reports/bench_mutants.md.j2", m=m, command=command)
         headline, draw = m.headline, (lambda path: plot.plot_mutants(m, path))
+    elif options.mode == "cheats":
+        c = summary.cheating(run, keys)
+        markdown = render("reports/bench_cheats.md.j2", c=c, command=command)
+        headline, draw, png = c.headline, (lambda path: None), None
     else:
         r = summary.model_run(run, keys)
         markdown = render("reports/bench_model.md.j2", r=r, command=command, gate=options.gate)

@@ -1,7 +1,8 @@
 """One completion of one problem, judged as selfcorrect judges a `kind: function` candidate:
-its frozen test run with pytest in the sandbox (the engine's pytest command), then the
-engine's verdict on that run (evaluation/spec_tests.py: junit parsed as hostile input,
-pytest's exit status agreeing with it, the failure classified).
+its frozen test run in the sandbox (the engine's own command: by default across the tests'
+boundary, the candidate in a process of its own), then the engine's verdict on that run
+(evaluation/spec_tests.py: junit parsed as hostile input, pytest's exit status agreeing
+with it, the failure classified).
 
 Only the tests' run is made: the loop also runs a candidate on its own first, which for a
 HumanEval module (definitions only) shows nothing the test run does not, so the benchmark
@@ -10,21 +11,25 @@ leaves it out for speed (the mutants mode's repairs go through the loop, both ru
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.testfile import frozen_test
-from selfcorrect_action.evaluation.isolated_candidate import SANDBOX_NAME, harness_source
-from selfcorrect_action.evaluation.junit import pytest_argv
+from selfcorrect_action.evaluation.junit import (
+    PYTEST_JUNIT_PATH,
+    boundary_pytest_argv,
+    pytest_argv,
+)
 from selfcorrect_action.evaluation.spec_tests import TestsVerdict, judge_test_run
 from selfcorrect_action.sandbox.models import (
+    Boundary,
     ExecutionRequest,
     ExecutionResult,
     InputFile,
     Limits,
     Runtime,
 )
+from selfcorrect_action.spec import Isolation
 
 # The reference harness gives each check 3 s; ours includes pytest's start in a container.
 TEST_TIMEOUT_S = 10.0
@@ -45,25 +50,26 @@ class Score:
                    evidence=verdict.evidence, duration_ms=result.duration_ms)
 
 
-@functools.cache
-def harness_file() -> InputFile:
-    return InputFile(path=SANDBOX_NAME, data=harness_source().encode())
-
-
-def frozen_tests(problem: Problem, *, isolated: bool = True) -> dict[str, str]:
-    """The frozen tests of `problem`, as a RunState holds them (name -> text). `isolated`
-    False: the candidate imported into pytest's process, as a spec's own tests usually
-    do (the cheats' control run)."""
-    return {problem.test_file_name: frozen_test(problem, isolated=isolated)}
+def frozen_tests(problem: Problem) -> dict[str, str]:
+    """The frozen tests of `problem`, as a RunState holds them (name -> text)."""
+    return {problem.test_file_name: frozen_test(problem)}
 
 
 def tests_request(problem: Problem, module_source: str, runtime: Runtime, *,
-                 isolated: bool = True) -> ExecutionRequest:
-    files = [InputFile(path=problem.file_name, data=module_source.encode()), harness_file(),
+                 isolation: Isolation = "process") -> ExecutionRequest:
+    """The test run the loop makes (loop/execute.py): across the tests' boundary, or with
+    the candidate imported into pytest's process (the cheats' control run)."""
+    files = [InputFile(path=problem.file_name, data=module_source.encode()),
              *(InputFile(path=name, data=text.encode())
-               for name, text in frozen_tests(problem, isolated=isolated).items())]
-    return ExecutionRequest(argv=pytest_argv([problem.test_file_name]), files=files,
-                            timeout_s=TEST_TIMEOUT_S, limits=LIMITS, runtime=runtime)
+               for name, text in frozen_tests(problem).items())]
+    tests = [problem.test_file_name]
+    if isolation == "in-process":
+        return ExecutionRequest(argv=pytest_argv(tests), files=files,
+                                timeout_s=TEST_TIMEOUT_S, limits=LIMITS, runtime=runtime)
+    return ExecutionRequest(
+        argv=boundary_pytest_argv(tests), files=files, timeout_s=TEST_TIMEOUT_S,
+        limits=LIMITS, runtime=runtime, artifact_paths=[PYTEST_JUNIT_PATH],
+        boundary=Boundary(candidate=problem.file_name, module=problem.module, tests=tests))
 
 
 def judge(problem: Problem, result: ExecutionResult) -> Score:

@@ -187,6 +187,33 @@ def mutation(run: RunRecord, task_ids: list[str]) -> Mutation:
     )
 
 
+@dataclass(frozen=True)
+class Cheating:
+    """Mode cheats: every cheat against every problem, under the default and the control."""
+
+    runtime: str
+    problems: int
+    cheats: list[CheatRow]
+
+    @property
+    def passed(self) -> int:
+        return sum(row.passed for row in self.cheats)
+
+    @property
+    def runs(self) -> int:
+        return sum(row.runs for row in self.cheats)
+
+    @property
+    def headline(self) -> float | None:
+        """Percent of cheat runs refused under the default (the gate's figure)."""
+        return pct(self.runs - self.passed, self.runs)
+
+
+def cheating(run: RunRecord, task_ids: list[str]) -> Cheating:
+    return Cheating(runtime=str(run.settings.get("runtime")), problems=len(task_ids),
+                    cheats=[_cheat_row(run.items, task_ids, name) for name in CHEATS])
+
+
 def _repairs(records: list[dict[str, Any]]) -> Repairs:
     packets = [r["packet_tokens"] for r in records if "packet_tokens" in r]
     attempts = [int(r["attempts"]) for r in records]

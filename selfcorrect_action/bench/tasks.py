@@ -9,7 +9,6 @@ import uuid
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.scoring import LIMITS, TEST_TIMEOUT_S, frozen_tests
 from selfcorrect_action.contract import ExecutionContract
-from selfcorrect_action.evaluation.isolated_candidate import SANDBOX_NAME
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import utc_now
 from selfcorrect_action.loop.state import RunState
@@ -36,5 +35,5 @@ def initial_state(problem: Problem, models: ModelTiers, runtime: Runtime, *,
         spec_source=f"humaneval:{problem.task_id}", spec=spec,
         user_contract_fields=sorted(user_contract_fields(spec)),
         output_name=problem.file_name, contract=spec.contract, tests=frozen_tests(problem),
-        inputs=[SANDBOX_NAME], models=models, runtime=runtime, replayed=replayed,
+        models=models, runtime=runtime, replayed=replayed,
     )

@@ -1,5 +1,6 @@
-"""The frozen pytest file of one problem: its published `check(candidate)`, with the
-candidate behind a process boundary, and the prompt's helpers the test calls (`poly`,
+"""The frozen pytest file of one problem: its published `check(candidate)` against the
+candidate it imports (across the tests' boundary, under the product's default), and the
+prompt's helpers the test calls (`poly`,
 `encode_cyclic`, `encode_shift`) taken from the prompt, not from the candidate: the oracle
 is not the candidate's to redefine. A test that calls the entry point by name (HumanEval/33
 compares `candidate(x)` with `sort_third(x)`) gets the candidate under that name, as the
@@ -14,10 +15,10 @@ from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.templating import render
 
 
-def frozen_test(problem: Problem, *, isolated: bool = True) -> str:
+def frozen_test(problem: Problem) -> str:
     free = free_names(problem.test)
     return render(
-        "reports/bench_humaneval_test.py.j2", isolated=isolated,
+        "reports/bench_humaneval_test.py.j2",
         task_id=problem.task_id, module=problem.module,
         entry_point=problem.entry_point, binds_entry_point=problem.entry_point in free,
         helpers=prompt_helpers(problem.prompt, free - {problem.entry_point}),

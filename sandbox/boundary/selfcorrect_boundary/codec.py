@@ -448,6 +448,8 @@ def _path(body: object) -> object:
     import pathlib
 
     text, pure = _parts(body, 2)
+    if type(pure) is not bool:
+        raise TypeError("a path's kind")
     return pathlib.PurePosixPath(_text(text)) if pure is True else pathlib.Path(_text(text))
 
 

@@ -1,0 +1,214 @@
+"""The boundary's codec and the tests' side of it (sandbox/boundary/selfcorrect_boundary/),
+in this process: what crosses as itself, and what the tests' side refuses to build from a
+reply, whatever the candidate's process wrote. (numpy and pandas round trips run in the
+sandbox image, which has them: tests/integration/test_boundary_crossing.py.)"""
+
+from __future__ import annotations
+
+import collections
+import datetime
+import decimal
+import fractions
+import math
+import pathlib
+import socket
+import sys
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import pytest
+
+BOUNDARY = Path(__file__).parents[3] / "sandbox" / "boundary"
+
+
+@pytest.fixture(scope="module")
+def boundary() -> Iterator[dict[str, ModuleType]]:
+    sys.path.insert(0, str(BOUNDARY))
+    try:
+        import selfcorrect_boundary
+        from selfcorrect_boundary import client, codec
+
+        yield {"errors": selfcorrect_boundary, "codec": codec, "client": client}
+    finally:
+        sys.path.remove(str(BOUNDARY))
+
+
+def round_trip(codec: ModuleType, value: object) -> Any:
+    peer = codec.Peer()
+    frame = codec.dump_frame(codec.encode(value, peer))
+    return codec.decode(codec.load_frame_body(frame[codec.HEADER_SIZE:]), peer)
+
+
+@pytest.mark.parametrize("value", [
+    None, True, False, 0, -1, 2**63, -(2**70), 1.5, -0.0, float("inf"), 1 + 2j, "",
+    "é\u2603\U0001f600", "lone \ud800", b"\x00\xff", bytearray(b"ab"), [1, [2, [3]]], (1, (2,)),
+    {"a": {1: [None]}}, {1, 2}, frozenset({3}), collections.deque([1, 2], maxlen=4),
+    collections.OrderedDict(b=1, a=2), collections.Counter("aab"), range(1, 9, 3),
+    datetime.datetime(2024, 1, 2, 3, 4, 5, 6), datetime.date(2020, 2, 29),
+    datetime.time(23, 59, 1), datetime.timedelta(days=-1, seconds=5),
+    datetime.datetime(2024, 1, 2, tzinfo=datetime.timezone(datetime.timedelta(hours=-5))),
+    decimal.Decimal("1.10"), decimal.Decimal("-Infinity"), fractions.Fraction(-1, 3),
+    uuid.UUID(int=7), pathlib.Path("/tmp/x"), pathlib.PurePosixPath("a/b"),
+])
+def test_plain_data_crosses_as_itself(boundary: dict[str, ModuleType], value: object) -> None:
+    back = round_trip(boundary["codec"], value)
+    assert back == value and type(back) is type(value)
+    if isinstance(value, decimal.Decimal):
+        assert str(back) == str(value)
+    if isinstance(value, collections.deque):
+        assert back.maxlen == value.maxlen
+
+
+def test_subclasses_of_plain_types_cross_as_their_base(boundary: dict[str, ModuleType]) -> None:
+    class Liar(int):
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = int.__hash__
+
+    back = round_trip(boundary["codec"], [Liar(3), collections.defaultdict(int, a=1)])
+    assert back == [3, {"a": 1}] and type(back[0]) is int and type(back[1]) is dict
+    assert math.isnan(round_trip(boundary["codec"], float("nan")))
+
+
+def test_what_is_not_plain_data_is_refused_by_name(boundary: dict[str, ModuleType]) -> None:
+    codec, errors = boundary["codec"], boundary["errors"]
+
+    class Mine:
+        pass
+
+    with pytest.raises(errors.NotPlainData, match="Mine object is not plain data"):
+        codec.encode([1, Mine()], codec.Peer())
+    nested: list[object] = []
+    for _ in range(codec.MAX_DEPTH + 5):
+        nested = [nested]
+    with pytest.raises(errors.NotPlainData, match="nested more than"):
+        codec.encode(nested, codec.Peer())
+    with pytest.raises(errors.NotPlainData, match="time zone"):
+        codec.encode(datetime.datetime(2024, 1, 1, tzinfo=_OddZone()), codec.Peer())
+
+
+class _OddZone(datetime.tzinfo):
+    def utcoffset(self, moment: object) -> datetime.timedelta:
+        return datetime.timedelta(0)
+
+
+@pytest.mark.parametrize("data", [
+    1.5,  # a raw JSON float: floats always come tagged
+    {"a": 1, "b": 2},  # not one tag
+    {"zz": 1},  # an unknown tag
+    {"x": "not hex"},
+    {"b": "not base64!"},
+    {"t": "not a list"},
+    {"d": [[1]]},  # not pairs
+    {"d": [[[1], 2]]},  # an unhashable key
+    {"dq": [[1], -1]},
+    {"dec": "1" * 20_000},
+    {"dt": ["2024-13-45", None]},
+    {"dt": ["2024-01-01", {"zi": "../../etc/passwd"}]},
+    {"path": ["/x", "yes"]},
+    {"h": {"id": 1}},  # a handle, to a peer that holds none
+    {"cb": 1},
+])
+def test_the_tests_side_refuses_anything_malformed(boundary: dict[str, ModuleType],
+                                                   data: object) -> None:
+    codec, errors = boundary["codec"], boundary["errors"]
+    with pytest.raises(errors.ProtocolBroken):
+        codec.decode(data, codec.Peer())
+
+
+def test_decoding_is_depth_capped(boundary: dict[str, ModuleType]) -> None:
+    codec, errors = boundary["codec"], boundary["errors"]
+    deep: object = 1
+    for _ in range(codec.MAX_DEPTH + 5):
+        deep = [deep]
+    with pytest.raises(errors.ProtocolBroken, match="too deeply"):
+        codec.decode(deep, codec.Peer())
+
+
+@pytest.mark.parametrize("body", [b"", b"{", b"[1] 2", b"NaN", b"[" * 100_000, b'{"a" 1}'])
+def test_a_frame_that_is_not_one_json_value_is_refused(boundary: dict[str, ModuleType],
+                                                       body: bytes) -> None:
+    with pytest.raises(ValueError):
+        boundary["codec"].load_frame_body(body)
+
+
+def test_changes_made_in_place_are_applied_to_the_original(
+        boundary: dict[str, ModuleType]) -> None:
+    codec = boundary["codec"]
+    cases: list[tuple[object, object]] = [
+        ([1], [2, 3]), ({"a": 1}, {"b": 2}), ({1}, {2}), (bytearray(b"a"), b"bc"),
+        (collections.deque([1]), collections.deque([2]))]
+    for original, changed in cases:
+        kept = id(original)
+        assert codec.mutable(original)
+        assert codec.update_in_place(original, changed)
+        assert original == changed and id(original) == kept
+    assert not codec.mutable((1, 2)) and not codec.update_in_place([1], (2,))
+
+
+def test_a_peer_may_claim_values_that_look_plain(boundary: dict[str, ModuleType]) -> None:
+    codec = boundary["codec"]
+
+    class Claims(codec.Peer):  # type: ignore[name-defined, misc]
+        def owns(self, value: object) -> bool:
+            return isinstance(value, list) and type(value) is not list
+
+        def export(self, value: object, depth: int) -> dict[str, object]:
+            return {"h": {"id": 9}}
+
+    class Stack(list):  # type: ignore[type-arg]
+        pass
+
+    assert codec.encode([Stack()], Claims()) == [{"h": {"id": 9}}]
+
+
+@pytest.fixture
+def link(boundary: dict[str, ModuleType]) -> Iterator[Any]:
+    ours, theirs = socket.socketpair()
+    made = boundary["client"].Link(theirs.detach(), "cand", "/work/candidate/cand.py", "",
+                                   deadline=1e12, reserve_s=1.0)
+    yield made
+    ours.close()
+
+
+def described(name: str, module: str, builtin: str, text: str = "boom") -> dict[str, object]:
+    return {"name": name, "module": module, "builtin": builtin, "args": [text], "text": text,
+            "attrs": {}, "frames": [[3, "f"]]}
+
+
+@pytest.mark.parametrize(("name", "module", "builtin"), [
+    ("SystemExit", "builtins", "SystemExit"),
+    ("KeyboardInterrupt", "builtins", "KeyboardInterrupt"),
+    ("Skipped", "_pytest.outcomes", "BaseException"),
+    ("SkipTest", "unittest.case", "Exception"),  # an Exception, but pytest reads it as a skip
+    ("Failed", "_pytest.outcomes", "BaseException"),
+    ("Anything", "selfcorrect_boundary", "Exception"),
+])
+def test_outcomes_a_test_must_not_take_as_its_own_are_refused(
+        boundary: dict[str, ModuleType], link: Any, name: str, module: str,
+        builtin: str) -> None:
+    made = link.rebuild(described(name, module, builtin))
+    assert isinstance(made, boundary["errors"].CandidateRefused)
+    assert not isinstance(made, Exception)  # pytest.raises(Exception) cannot swallow it
+
+
+def test_the_candidates_exceptions_are_rebuilt_with_their_classes(
+        boundary: dict[str, ModuleType], link: Any) -> None:
+    link._exception_class({"name": "ParseError", "builtin": "ValueError", "bases": []})
+    link._exception_class({"name": "EmptyError", "builtin": "ValueError",
+                           "bases": ["ParseError"]})
+    raised = link.rebuild({**described("EmptyError", "cand", "ValueError", "nothing"),
+                           "attrs": {"line": 7, "_private": 1}})
+    assert type(raised).__name__ == "EmptyError" and isinstance(raised, ValueError)
+    assert isinstance(raised, link.exceptions["ParseError"])
+    assert str(raised) == "nothing" and raised.line == 7 and not hasattr(raised, "_private")
+    assert raised.__traceback__ is not None
+    assert raised.__traceback__.tb_frame.f_code.co_filename == "/work/candidate/cand.py"
+    assert type(link.rebuild(described("KeyError", "builtins", "KeyError"))) is KeyError
+    odd = link.rebuild(described("Weird", "elsewhere.mod", "OSError"))
+    assert isinstance(odd, OSError) and type(odd).__module__ == "elsewhere.mod"
+    assert isinstance(link.rebuild("garbage"), boundary["errors"].ProtocolBroken)
