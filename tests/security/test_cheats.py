@@ -175,12 +175,14 @@ def test_in_process_every_cheat_is_refused_or_fails(
 
 @pytest.mark.usefixtures("sandbox_image")
 def test_in_process_an_honest_answer_passes_and_the_reports_say_it_shared_the_process(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+        ) -> None:
     exit_code, state = _run(tmp_path, monkeypatch, "running_total",
                             PROBLEMS["running_total"]["honest"], "runc", "in-process")
     assert (exit_code, state.status.value) == (0, "passed")
     audit = (tmp_path / "out" / "AUDIT.md").read_text()
     assert "shared the tests' process" in audit
+    assert "note: The candidate shared the tests' process" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize("cheat", sorted(POTENT_IN_PROCESS))

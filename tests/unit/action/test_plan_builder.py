@@ -19,8 +19,9 @@ def _task(tmp_path: Path, spec: str = "prompt: draw it\noutput: scripts/chart.py
                 branch="selfcorrect/issue-3", comment_on=3, closes=3)
 
 
-def _state(task: Task, status: Status, *, tests_by_plan: bool = False) -> RunState:
-    spec = task.loaded.spec
+def _state(task: Task, status: Status, *, tests_by_plan: bool = False,
+           isolation: str = "process") -> RunState:
+    spec = task.loaded.spec.model_copy(update={"isolation": isolation})
     attempts = [Attempt(index=1, strategy=Strategy.INITIAL, tier="cheap", model="m",
                         code="print('best')\n", code_sha="a", progress=Progress(layer=2))]
     return RunState(run_id="9e9e9e", started_at="t", spec_source="issue #3", spec=spec,
@@ -51,6 +52,24 @@ def test_a_passing_run_commits_script_tests_and_reports(tmp_path: Path) -> None:
     assert "blob/selfcorrect/issue-3/.selfcorrect/runs/9e9e9e/AUDIT.md" in body
     assert not plan.pull_request.draft
     assert plan.labels is not None and plan.labels.add == ["selfcorrect:passed"]
+
+
+def test_the_pull_request_asks_a_person_to_read_model_written_tests(tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    body = _plan(task, _state(task, Status.PASSED, tests_by_plan=True)).pull_request.body
+    assert "written by a model" in body and "A person should read them" in body
+    assert "run in a process of their own" in body
+    own = _plan(task, _state(task, Status.PASSED)).pull_request.body
+    assert "written by a model" not in own and "A person should read" not in own
+
+
+def test_the_pull_request_says_when_the_candidate_shared_the_tests_process(
+        tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    body = _plan(task, _state(task, Status.PASSED, tests_by_plan=True,
+                              isolation="in-process")).pull_request.body
+    assert "shared the tests' process" in body
+    assert "run in a process of their own" not in body
 
 
 def test_a_failed_run_opens_nothing_unless_a_draft_is_asked_for(tmp_path: Path) -> None:

@@ -289,3 +289,32 @@ def test_terminal_control_characters_never_reach_the_audit() -> None:
     text = audit_markdown(state, secrets=[])
     assert "\x1b" not in text and "\x07" not in text
     assert "pandas" in text
+
+
+def _with_tests(state: RunState, *, by_plan: bool, isolation: str = "process") -> RunState:
+    spec = state.spec.model_copy(update={"isolation": isolation})
+    return state.model_copy(update={"spec": spec, "tests_written_by_plan": by_plan,
+                                    "tests": {"test_chart.py": "def test_x():\n    pass\n"}})
+
+
+def test_model_written_tests_are_named_first_in_every_report(tmp_path: Path) -> None:
+    state = _with_tests(passing_run(tmp_path), by_plan=True)
+    for text in (audit(state), summary_markdown(state, secrets=SECRETS)):
+        first = text.split("\n\n")[:4]
+        assert any("Read before trusting this result" in part and "written by a model" in part
+                   for part in first), first
+    assert "1 file, written by a model from the task; run apart from the candidate" in audit(
+        state)
+
+
+def test_tests_from_the_spec_run_apart_carry_no_caution(tmp_path: Path) -> None:
+    state = _with_tests(passing_run(tmp_path), by_plan=False)
+    assert "Read before trusting" not in audit(state)
+    assert "given in the spec; run apart from the candidate, in a process" in audit(state)
+
+
+def test_a_candidate_that_shared_the_tests_process_is_said_to_have(tmp_path: Path) -> None:
+    state = _with_tests(passing_run(tmp_path), by_plan=False, isolation="in-process")
+    for text in (audit(state), summary_markdown(state, secrets=SECRETS)):
+        assert "shared the tests' process" in text
+    assert "imported into pytest's own process (isolation: in-process)" in audit(state)
