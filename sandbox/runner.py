@@ -160,13 +160,28 @@ def main() -> int:
     report["rejected"] = rejected
     report["unlisted"] = left_out
     report["unchanged_inputs"] = unchanged
+    _send_result(stdout, header["nonce"], report, members)
+    return 0
+
+
+def _send_result(stdout, nonce: str, report: dict, members: list) -> None:
+    """The result line (with the client's nonce), the report, then the artifacts' tar."""
     body = _to_json(report).encode("utf-8", "replace")
-    nonce = header["nonce"].encode()
-    stdout.write(b"RESULT %s %d\n" % (nonce, len(body)) + body)
+    stdout.write(b"RESULT %s %d\n" % (nonce.encode(), len(body)) + body)
     stdout.flush()
     _write_tar(stdout, members)
     stdout.flush()
-    return 0
+
+
+def _set_modes(modes: tuple) -> None:
+    """Docker gives a tmpfs the mode of the image's folder, whatever its mode= option says:
+    the root containers' modes are set here, by their owner, and checked."""
+    for folder, mode in modes:
+        os.chmod(folder, mode)
+        st = os.stat(folder)
+        if (st.st_uid, st.st_mode & 0o7777) != (0, mode):
+            raise SystemExit(f"runner: {folder} is not root's with mode {mode:o}; nothing "
+                             "was started")
 
 
 def _survive_signals() -> None:
@@ -897,14 +912,7 @@ def _batch_main(header: dict, stdin, stdout) -> int:
     if not (count > 0 and uid_base >= BATCH_UID_MIN and uid_base + count - 1 <= BATCH_UID_MAX):
         raise SystemExit(f"runner: batch uids {uid_base}+{count} are outside "
                          f"{BATCH_UID_MIN}..{BATCH_UID_MAX}; nothing was started")
-    # Docker gives a tmpfs the mode of the image's folder, whatever its mode= option says:
-    # the batch modes are set here, by their owner, and checked.
-    for folder, mode in ((WORK_DIR, 0o1733), ("/tmp", 0o700)):
-        os.chmod(folder, mode)
-        st = os.stat(folder)
-        if (st.st_uid, st.st_mode & 0o7777) != (0, mode):
-            raise SystemExit(f"runner: {folder} is not root's with mode {mode:o}; nothing "
-                             "was started")
+    _set_modes(((WORK_DIR, 0o1733), ("/tmp", 0o700)))
     os.makedirs(BATCH_DIR, mode=0o700, exist_ok=True)
     nonce = batch["nonce"].encode()
     zygote_pid, to_zygote, from_zygote = _start_zygote(batch)
@@ -1572,25 +1580,15 @@ def _boundary_main(header: dict, payload: bytes, stdout, waiting=None) -> int:
         caps, inputs, header.get("wanted", []), TESTS_DIR)
     report.update({"rejected": rejected, "unlisted": left_out, "unchanged_inputs": unchanged,
                    "replaced_inputs": _replaced(placed)})
-    body = _to_json(report).encode("utf-8", "replace")
-    nonce = header["nonce"].encode()
-    stdout.write(b"RESULT %s %d\n" % (nonce, len(body)) + body)
-    stdout.flush()
-    _write_tar(stdout, members)
-    stdout.flush()
+    _send_result(stdout, header["nonce"], report, members)
     return 0
 
 
 def _boundary_folders() -> None:
     """/work: each uid makes its own private folder (the tests' before any of the
     candidate's code runs); sticky, so no uid can remove or rename another's, and not
-    listable. /tmp: shared, as on any machine. Set here, by their owner, and checked."""
-    for folder, mode in ((WORK_DIR, 0o1733), ("/tmp", 0o1777)):
-        os.chmod(folder, mode)
-        st = os.stat(folder)
-        if (st.st_uid, st.st_mode & 0o7777) != (0, mode):
-            raise SystemExit(f"runner: {folder} is not root's with mode {mode:o}; nothing "
-                             "was started")
+    listable. /tmp: shared, as on any machine."""
+    _set_modes(((WORK_DIR, 0o1733), ("/tmp", 0o1777)))
     if not os.path.isdir(SHARED_DIR):
         os.mkdir(SHARED_DIR)
         os.chmod(SHARED_DIR, 0o1777)

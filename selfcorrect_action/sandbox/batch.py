@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from selfcorrect_action.sandbox.archive import extract_artifacts
-from selfcorrect_action.sandbox.config import PoolKey, container_config
+from selfcorrect_action.sandbox.config import PoolKey, container_config, tmpfs_options
 from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.host import ContainerHost
 from selfcorrect_action.sandbox.lifecycle import Prepared
@@ -71,15 +71,10 @@ def batch_container_config(key: PoolKey, *, session: str, expires_at: float,
     config["cap_drop"] = ["ALL"]
     config["cap_add"] = ["SETUID", "SETGID"]
     config["tmpfs"] = {
-        "/work": _tmpfs(limits.work_mb, limits.work_inodes, mode="1733"),
-        "/tmp": _tmpfs(limits.tmp_mb, limits.work_inodes, mode="0700"),
+        "/work": tmpfs_options(limits.work_mb, limits.work_inodes, uid=0, mode="1733"),
+        "/tmp": tmpfs_options(limits.tmp_mb, limits.work_inodes, uid=0, mode="0700"),
     }
     return config
-
-
-def _tmpfs(size_mb: int, inodes: int, *, mode: str) -> str:
-    return (f"rw,nosuid,nodev,noexec,size={size_mb}m,nr_inodes={inodes},uid=0,gid=0,"
-            f"mode={mode}")
 
 
 def next_uid_base() -> int:

@@ -60,8 +60,8 @@ def _boundary_differences(limits: Limits) -> dict[str, Any]:
         "cap_drop": ["ALL"],
         "cap_add": ["SETUID", "SETGID"],
         "tmpfs": {
-            WORK_DIR: _tmpfs(limits.work_mb, limits.work_inodes, uid=0, mode="1733"),
-            "/tmp": _tmpfs(limits.tmp_mb, limits.work_inodes, uid=0, mode="1777"),
+            WORK_DIR: tmpfs_options(limits.work_mb, limits.work_inodes, uid=0, mode="1733"),
+            "/tmp": tmpfs_options(limits.tmp_mb, limits.work_inodes, uid=0, mode="1777"),
         },
     }
 
@@ -91,8 +91,8 @@ def _single_config(
         "security_opt": ["no-new-privileges:true"],
         "read_only": True,
         "tmpfs": {
-            WORK_DIR: _tmpfs(limits.work_mb, limits.work_inodes),
-            "/tmp": _tmpfs(limits.tmp_mb, limits.work_inodes),
+            WORK_DIR: tmpfs_options(limits.work_mb, limits.work_inodes),
+            "/tmp": tmpfs_options(limits.tmp_mb, limits.work_inodes),
         },
         "shm_size": f"{limits.shm_mb}m",
         "ipc_mode": "private",
@@ -131,7 +131,8 @@ def pids_limit(runtime: Runtime, pids: int) -> int:
     return max(pids, RUNSC_MIN_PIDS) if runtime == "runsc" else pids
 
 
-def _tmpfs(size_mb: int, inodes: int, *, uid: int = SANDBOX_UID, mode: str = "0700") -> str:
+def tmpfs_options(size_mb: int, inodes: int, *, uid: int = SANDBOX_UID, mode: str = "0700"
+                  ) -> str:
     return (
         f"rw,nosuid,nodev,noexec,size={size_mb}m,nr_inodes={inodes},"
         f"uid={uid},gid={uid},mode={mode}"

@@ -71,3 +71,22 @@ def test_runsc_gets_room_for_gvisors_own_threads() -> None:
     config = container_config(key, session="s", expires_at=0, idle_timeout_s=1)
     assert config["pids_limit"] == 1024
     assert _config(pids=64)["pids_limit"] == 64
+
+
+def test_a_boundary_container_differs_only_by_its_two_capabilities_and_folders() -> None:
+    """The tests' boundary needs a runner that can start two uids (sandbox/runner.py):
+    root with CAP_SETUID and CAP_SETGID and nothing else; every other setting is the single
+    execution's."""
+    single = _config()
+    key = PoolKey(image="img:1", runtime="runc", limits=Limits(), boundary=True)
+    boundary = container_config(key, session="s1", expires_at=1234.9, idle_timeout_s=60)
+    assert boundary["user"] == "0:0"
+    assert boundary["cap_drop"] == ["ALL"] and boundary["cap_add"] == ["SETUID", "SETGID"]
+    assert "cap_add" not in single
+    assert boundary["command"] == [*single["command"], "--boundary"]
+    assert "mode=1733" in boundary["tmpfs"]["/work"] and "uid=0" in boundary["tmpfs"]["/work"]
+    assert "mode=1777" in boundary["tmpfs"]["/tmp"]
+    differs = {name for name in single if single[name] != boundary[name]}
+    assert differs == {"user", "tmpfs", "command"}
+    assert PoolKey(image="i", runtime="runc", limits=Limits()) != key.model_copy(
+        update={"image": "i"})
