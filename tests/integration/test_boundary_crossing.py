@@ -338,6 +338,14 @@ def test_the_patch_is_undone():
     assert cand.uses_helper() == "real!" and cand.LIMIT == 3
 
 
+def test_star_import_brings_the_public_names():
+    namespace = {}
+    exec("from cand import *", namespace)
+    assert namespace["LIMIT"] == 3 and namespace["echo"]([1]) == [1]
+    assert "Point" in namespace and not any(name.startswith("_") for name in namespace
+                                            if name != "__builtins__")
+
+
 def test_refused_an_object_of_the_tests():
     class Mine:
         pass

@@ -843,9 +843,14 @@ class RemoteModule(types.ModuleType):
 
     def __getattr__(self, name: str) -> object:
         __tracebackhide__ = True
+        link: Link = self.__dict__["_sc_link"]
+        if name == "__all__":  # `from candidate import *`: its own list, or its public names
+            names = (link.namespace or {}).get("names", {})
+            if "__all__" in names:
+                return link.ask("get", None, name=name)
+            return sorted(str(n) for n in names if not str(n).startswith("_"))
         if name.startswith("__") or name.startswith("_sc_"):
             raise AttributeError(name)
-        link: Link = self.__dict__["_sc_link"]
         return link.ask("get", None, name=name)
 
     def __setattr__(self, name: str, value: object) -> None:

@@ -174,7 +174,7 @@ class Server(codec.Peer):
         assert module is not None
         names: dict[str, object] = {}
         for name, value in list(vars(module).items()):
-            if name.startswith("__"):
+            if name.startswith("__") and name != "__all__":
                 continue
             names[name] = self._describe_member(value)
         return {"module": self.name, "names": names}
