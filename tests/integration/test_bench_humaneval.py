@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from selfcorrect_action.bench.cheats import CHEATS
 from selfcorrect_action.bench.problems import load_problems
 from selfcorrect_action.cli import main
 from selfcorrect_action.sandbox.batch import BatchSandbox
@@ -58,10 +59,10 @@ def test_mutants_are_caught_repaired_and_no_cheat_passes(
     assert repairs and all(r["passed"] and r["attempts"] == 2 for r in repairs)
     assert all(r["expected_vs_actual"] or not r["assertion"] for r in repairs)
     cheats = {k: v for k, v in items.items() if ":cheat:" in k}
-    assert len(cheats) == 3 * 8 and not any(v["passed"] for v in cheats.values())
+    assert len(cheats) == 3 * len(CHEATS) and not any(v["passed"] for v in cheats.values())
     controls = {k: v for k, v in items.items() if ":control:" in k}
-    assert any(v["passed"] for v in controls.values())  # what the isolation is for
-    assert "| pytest_hook | 3 | 0 |" in table
+    assert any(v["passed"] for v in controls.values())  # what the boundary is for
+    assert "| pytest_hook | 3 | 0 | 3/3 |" in table
 
 
 def test_samples_are_scored_beside_the_reference_and_gated(
