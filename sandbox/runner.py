@@ -1716,7 +1716,7 @@ def _drain(fd: int, capture: _Capture, until_empty: bool = False) -> bool:
 
 
 def _spawn_as(uid: int, argv: list[str], env: dict, cwd: str, fds: dict[int, int],
-              nproc: int | None = None, oom_first: bool = False, layout=None) -> int:
+              oom_first: bool = False, layout=None) -> int:
     """fork, become `uid` for good, lay out its private folder (`layout`: folder, files,
     links; done before this returns, or SystemExit), its descriptors `fds` (target ->
     ours), then exec: a fresh interpreter, nothing of ours but those descriptors."""
@@ -1747,10 +1747,6 @@ def _spawn_as(uid: int, argv: list[str], env: dict, cwd: str, fds: dict[int, int
         # file's own mode allows it (the folder is not checked again), so the report pytest
         # writes must not be writable by others.
         os.umask(0o022)
-        if nproc is not None:
-            import resource
-
-            resource.setrlimit(resource.RLIMIT_NPROC, (nproc, nproc))
         os.chdir(cwd)
         moved = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 100) for target, source in fds.items()}
         null = os.open(os.devnull, os.O_RDONLY)
@@ -1806,7 +1802,7 @@ class _Candidates:
             files = [] if waiting else self.files
             layout = (CANDIDATE_DIR, files, []) if self.started == 0 else None
             self.pid = _spawn_as(CANDIDATE_UID, argv, self.env, SHARED_DIR, fds,
-                                 nproc=self.spec.get("nproc"), oom_first=True, layout=layout)
+                                 oom_first=True, layout=layout)
         finally:
             theirs.close()
         _WATCHED.add(self.pid)
@@ -1815,7 +1811,12 @@ class _Candidates:
 
     def hand_over_module(self) -> None:
         """The waiting process's first message: the module to serve (it writes the file in
-        its own folder, then imports it when eager)."""
+        its own folder, then imports it when eager). One that died waiting is replaced."""
+        _reap(_Child(-1))
+        if self.pid in _EXITS:
+            self.end()
+            self.start()
+            return
         path = f"{CANDIDATE_DIR}/{self.spec['candidate']}"
         source = next((data for name, data, _ in self.files), b"")
         body = _to_json({"setup": {"path": path, "module": self.spec["module"],

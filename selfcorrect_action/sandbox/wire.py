@@ -18,7 +18,6 @@ from selfcorrect_action.sandbox.models import ExecutionRequest
 
 _STDOUT, _STDERR = 1, 2
 MAX_RESULT_HEADER = 2 * 1024 * 1024
-BOUNDARY_RESERVED_PIDS = 16
 STDERR_KEEP = 8192
 
 
@@ -49,12 +48,7 @@ def encode_request(request: ExecutionRequest, *, deadline_s: float, nonce: str) 
         "wanted": request.artifact_paths,
     }
     if request.boundary is not None:
-        header["boundary"] = {
-            **request.boundary.model_dump(),
-            # The candidate's uid may not take every process slot: the runner needs a few to
-            # kill it and report.
-            "nproc": max(8, request.limits.pids - BOUNDARY_RESERVED_PIDS),
-        }
+        header["boundary"] = request.boundary.model_dump()
     header_bytes = json.dumps(header).encode()
     # The files' bytes back to back, as the header lists them: the runner needs no tarfile.
     payload = b"".join(f.data for f in request.files)

@@ -360,3 +360,23 @@ def test_a_boundary_container_runs_no_single_execution_and_a_single_one_no_bound
                 execute(prepared, request, tmp_path / f"artifacts-{key_boundary}")
         finally:
             lifecycle.destroy(prepared)
+
+
+BOMBS = {
+    "fork": "import os\nwhile True:\n    try:\n        os.fork()\n"
+            "    except OSError:\n        pass\n",
+    "memory": "hoard = []\nwhile True:\n    hoard.append(bytearray(16 * 1024 * 1024))\n",
+}
+
+
+@pytest.mark.parametrize("bomb", list(BOMBS))
+def test_a_bomb_at_import_ends_the_run_as_a_failure_and_leaves_nothing(
+        sandbox, runtime: str, tmp_path: Path, bomb: str) -> None:
+    """The candidate's uid shares the container's limits with the tests: a fork or memory
+    bomb in its process cannot make the run pass, hang the client, or outlive the run (the
+    sandbox fixture checks that no container is left)."""
+    tests = "import bombed\n\n\ndef test_it():\n    assert bombed.VALUE == 1\n"
+    request = _request(BOMBS[bomb] + "VALUE = 1\n", "bombed", tests, runtime, timeout_s=10)
+    result = sandbox.run(request, tmp_path / "artifacts")
+    verdict = judge_test_run(result, candidate="bombed.py")
+    assert not verdict.passed and verdict.category is not None
