@@ -125,6 +125,19 @@ def test_an_unknown_kind_lists_the_choices(repo: Path) -> None:
     assert "hint: use one of the listed values" in problem
 
 
+def test_isolation_defaults_to_a_process_of_its_own(repo: Path) -> None:
+    assert load("prompt: p\n", repo).isolation == "process"
+    assert load("prompt: p\nisolation: in-process\n", repo).isolation == "in-process"
+    assert load("prompt: p\nisolation:\n", repo).isolation == "process"
+
+
+def test_an_unknown_isolation_lists_the_choices(repo: Path) -> None:
+    problem = only_problem("prompt: p\nisolation: inprocess\n", repo)
+    assert problem.startswith(
+        "spec.yml:2:1: isolation: Input should be 'process' or 'in-process'; got 'inprocess'")
+    assert "hint: use one of the listed values" in problem
+
+
 def test_kind_function_without_tests_is_allowed(repo: Path) -> None:
     spec = load("prompt: p\nkind: function\noutput: lib/slugify.py\n", repo)
     assert spec.kind == "function" and spec.tests == []
