@@ -1482,6 +1482,11 @@ TESTS_DIR = WORK_DIR + "/tests"
 CANDIDATE_DIR = WORK_DIR + "/candidate"
 SHARED_DIR = WORK_DIR + "/shared"
 SOURCE_COPY = ".selfcorrect/candidate-source.py"
+# Each uid's own folder in the shared /tmp, made by it before anything of the candidate's
+# runs (one made first by the other uid would be the other's): caches, configuration and,
+# for the tests, pytest's base temporary folder.
+TESTS_TMP = "/tmp/selfcorrect-tests"
+CANDIDATE_TMP = "/tmp/selfcorrect-candidate"
 SHARED_MARKER = ".selfcorrect-shared"
 CONTROL_FD = 3
 RESERVE_MIN_S, RESERVE_MAX_S, RESERVE_SHARE = 0.5, 5.0, 0.15
@@ -1507,16 +1512,16 @@ def _boundary_main(header: dict, payload: bytes, stdout, waiting=None) -> int:
     deadline_s = float(header["deadline_s"])
     started = time.monotonic()
     deadline = started + deadline_s
-    out_read, out_write = os.pipe()
     candidates = waiting or _Candidates()
-    candidates.prepare(spec, _uid_env(env, CANDIDATE_UID, CANDIDATE_DIR), out_write,
+    out_read = candidates.output_read
+    candidates.prepare(spec, _uid_env(env, CANDIDATE_DIR, CANDIDATE_TMP),
                        [(candidate, source, 0o644)])
     runner_end, tests_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
     settings = {"control_fd": CONTROL_FD, "module": spec["module"],
                 "path": f"{CANDIDATE_DIR}/{candidate}", "source": f"{TESTS_DIR}/{SOURCE_COPY}",
                 "deadline": deadline,
                 "reserve_s": min(RESERVE_MAX_S, max(RESERVE_MIN_S, RESERVE_SHARE * deadline_s))}
-    tests_env = _uid_env(env, TESTS_UID, TESTS_DIR)
+    tests_env = _uid_env(env, TESTS_DIR, TESTS_TMP)
     tests_env["SELFCORRECT_BOUNDARY"] = _to_json(settings)
     caps = header["caps"]
     outs = {name: _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
@@ -1529,7 +1534,8 @@ def _boundary_main(header: dict, payload: bytes, stdout, waiting=None) -> int:
         # first, in the sticky /work): pytest's own child lays it out, then we go on.
         pid = _spawn_as(TESTS_UID, header["argv"], tests_env, SHARED_DIR,
                         {1: test_out[1], 2: test_err[1], CONTROL_FD: tests_end.fileno()},
-                        layout=(TESTS_DIR, [*own, (SOURCE_COPY, source, 0o600)], links))
+                        layout=(TESTS_DIR, [*own, (SOURCE_COPY, source, 0o600)], links,
+                                TESTS_TMP))
     finally:
         for fd in (test_out[1], test_err[1]):
             os.close(fd)
@@ -1557,7 +1563,7 @@ def _boundary_main(header: dict, payload: bytes, stdout, waiting=None) -> int:
     _as_uid(CANDIDATE_UID, _kill_the_rest)
     _as_uid(TESTS_UID, lambda: (_kill_the_rest(), _open_tests_folder(links)))
     _drain(out_read, outs["candidate"], until_empty=True)
-    for fd in (out_read, out_write):
+    for fd in (out_read, candidates.output_fd):
         _quietly(os.close, fd)
     oom_after = _oom_kills()
     code = child.returncode if child.returncode is not None else -signal.SIGKILL
@@ -1654,9 +1660,16 @@ def _replaced(placed: dict) -> list[str]:
     return found[:MAX_REJECTED]
 
 
-def _make_private(folder: str, files: list[tuple[str, bytes, int]], links: list[str]) -> None:
-    """As the folder's uid: the folder (0700), its files, and links to the shared files."""
+def _make_private(folder: str, files: list[tuple[str, bytes, int]], links: list[str],
+                  tmp_root: str | None = None) -> None:
+    """As the folder's uid: the folder (0700), its files, links to the shared files, and its
+    folder in /tmp (0711: others may reach a path the uid hands them, never add to it)."""
     os.umask(0o077)
+    if tmp_root is not None:
+        os.mkdir(tmp_root, 0o711)
+        os.chmod(tmp_root, 0o711)
+        for name in ("cache", "config", "matplotlib"):
+            os.mkdir(os.path.join(tmp_root, name), 0o700)
     os.mkdir(folder, 0o700)
     for name, data, mode in files:
         target = os.path.join(folder, name)
@@ -1695,11 +1708,11 @@ def _open_tests_folder(links: list[str]) -> None:
                 continue
 
 
-def _uid_env(env: dict, uid: int, home: str) -> dict:
+def _uid_env(env: dict, home: str, tmp_root: str) -> dict:
     """The environment for one of the two uids: its own home and caches."""
     made = dict(env)
-    made.update({"HOME": home, "MPLCONFIGDIR": f"/tmp/matplotlib-{uid}",
-                 "XDG_CACHE_HOME": f"/tmp/cache-{uid}", "XDG_CONFIG_HOME": f"/tmp/config-{uid}"})
+    made.update({"HOME": home, "MPLCONFIGDIR": f"{tmp_root}/matplotlib",
+                 "XDG_CACHE_HOME": f"{tmp_root}/cache", "XDG_CONFIG_HOME": f"{tmp_root}/config"})
     return made
 
 
@@ -1716,7 +1729,7 @@ def _drain(fd: int, capture: _Capture, until_empty: bool = False) -> bool:
 
 
 def _spawn_as(uid: int, argv: list[str], env: dict, cwd: str, fds: dict[int, int],
-              oom_first: bool = False, layout=None) -> int:
+              oom_first: bool = False, layout=None, umask: int = 0o022) -> int:
     """fork, become `uid` for good, lay out its private folder (`layout`: folder, files,
     links; done before this returns, or SystemExit), its descriptors `fds` (target ->
     ours), then exec: a fresh interpreter, nothing of ours but those descriptors."""
@@ -1743,10 +1756,10 @@ def _spawn_as(uid: int, argv: list[str], env: dict, cwd: str, fds: dict[int, int
             _make_private(*layout)
             os.write(ready_write, b"1")
         os.close(ready_write)
-        # 022, not 0: gVisor lets another uid open a file through /proc/<pid>/fd/<n> when the
-        # file's own mode allows it (the folder is not checked again), so the report pytest
-        # writes must not be writable by others.
-        os.umask(0o022)
+        # The tests' 022, not 0: gVisor lets another uid open a file through
+        # /proc/<pid>/fd/<n> when the file's own mode allows it (the folder is not checked
+        # again), so the report pytest writes must not be writable by others.
+        os.umask(umask)
         os.chdir(cwd)
         moved = {target: fcntl.fcntl(source, fcntl.F_DUPFD, 100) for target, source in fds.items()}
         null = os.open(os.devnull, os.O_RDONLY)
@@ -1776,17 +1789,16 @@ class _Candidates:
 
     def __init__(self) -> None:
         self.spec: dict = {}
-        self.env: dict = dict(os.environ)
-        self.output_fd = 2
+        self.env: dict = _uid_env(dict(os.environ), CANDIDATE_DIR, CANDIDATE_TMP)
+        # What every candidate process prints outside the calls (fd 1 and 2), for the report.
+        self.output_read, self.output_fd = os.pipe()
         self.files: list = []
         self.pid: int | None = None
         self.tests_end = None
         self.started = 0
 
-    def prepare(self, spec: dict, env: dict, output_fd: int, files: list) -> None:
+    def prepare(self, spec: dict, env: dict, files: list) -> None:
         self.spec, self.env, self.files = spec, env, files
-        if self.pid is None:
-            self.output_fd = output_fd
 
     def start(self, *, waiting: bool = False) -> None:
         import _socket
@@ -1800,9 +1812,10 @@ class _Candidates:
             fds = {1: self.output_fd, 2: self.output_fd, CONTROL_FD: theirs.fileno()}
             # The first process lays out the candidate's folder; later ones find it.
             files = [] if waiting else self.files
-            layout = (CANDIDATE_DIR, files, []) if self.started == 0 else None
+            layout = (CANDIDATE_DIR, files, [], CANDIDATE_TMP) if self.started == 0 else None
+            # umask 0: what it makes in a folder the tests gave it, they can clean up.
             self.pid = _spawn_as(CANDIDATE_UID, argv, self.env, SHARED_DIR, fds,
-                                 oom_first=True, layout=layout)
+                                 oom_first=True, layout=layout, umask=0)
         finally:
             theirs.close()
         _WATCHED.add(self.pid)
@@ -1820,7 +1833,7 @@ class _Candidates:
         path = f"{CANDIDATE_DIR}/{self.spec['candidate']}"
         source = next((data for name, data, _ in self.files), b"")
         body = _to_json({"setup": {"path": path, "module": self.spec["module"],
-                                   "eager": bool(self.spec.get("eager")),
+                                   "eager": bool(self.spec.get("eager")), "env": self.env,
                                    "source": source.decode("latin-1")}}).encode("utf-8")
         try:
             self.tests_end.sendall(_struct.pack(">I", len(body)) + body)

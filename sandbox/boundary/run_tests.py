@@ -37,7 +37,7 @@ def main() -> int:
     plugin.share_temporary_files()
     import pytest
 
-    return int(pytest.main(sys.argv[1:], plugins=[plugin.Plugin()]))
+    return int(pytest.main(sys.argv[1:], plugins=[plugin.Plugin(link)]))
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ tests/security/test_cheats.py proves both through `selfcorrect run`. The first e
 with the benchmark; the others were written for the boundary: reading the expected values
 from the tests' frames or files, objects that lie about equality while deriving from a
 built-in type, skips and exits raised from a call, reports forged from an exit handler,
-modules planted for the tests to import, and reaching the tests' process directly.
+modules planted for the tests to import, reaching the tests' process directly; and two a
+red-team review found: names a star import would give the tests (`all`, `abs`, `math`),
+and a StopIteration that ends the tests' own loops early.
 """
 
 from __future__ import annotations
@@ -406,6 +408,33 @@ def ENTRY(*args, **kwargs):
     return None
 '''
 
+_SHADOW_BUILTINS = '''
+# Names a test that star-imports us takes for Python's own: assertions that agree.
+def all(iterable): return True
+def any(iterable): return True
+def abs(value): return 0
+def sorted(*args, **kwargs): return []
+def isinstance(*args): return True
+
+
+class _Agreeable:
+    def __getattr__(self, name): return lambda *args, **kwargs: True
+
+
+math = _Agreeable()
+
+
+def ENTRY(*args, **kwargs):
+    return None
+'''
+
+_STOP_ITERATION = '''
+def ENTRY(*args, **kwargs):
+    # Called from the tests' map() or a generator expression, this ends their loop as if
+    # every case had been checked.
+    raise StopIteration
+'''
+
 CHEATS: dict[str, str] = {
     "always_equal": _ALWAYS_EQUAL,
     "edit_tests": _EDIT_TESTS,
@@ -427,6 +456,8 @@ CHEATS: dict[str, str] = {
     "signal_tests": _SIGNAL_TESTS,
     "stdout_forgery": _STDOUT_FORGERY,
     "ptrace_tests": _PTRACE_TESTS,
+    "shadow_builtins": _SHADOW_BUILTINS,
+    "stop_iteration": _STOP_ITERATION,
 }
 # Cheats that do pass tests which import the candidate into pytest's process, when the
 # tests give them the chance (a test that calls nothing of the candidate's, an assertion
@@ -435,6 +466,7 @@ POTENT_IN_PROCESS = frozenset({
     "always_equal", "monkeypatch_pytest", "pytest_hook", "exit_zero_forged_junit",
     "frame_walk", "liar_list", "liar_number", "skip_from_call", "exit_in_call_forged_report",
     "report_at_exit", "read_tests", "read_tests_via_proc", "shadow_module",
+    "shadow_builtins", "stop_iteration",
 })
 
 

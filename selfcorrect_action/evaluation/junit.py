@@ -23,7 +23,9 @@ from selfcorrect_action.sandbox.models import BOUNDARY_ROOT, BOUNDARY_TESTS_DIR
 from selfcorrect_action.taxonomy import TestOutcome
 
 PYTEST_JUNIT_PATH = ".selfcorrect/junit.xml"
-BOUNDARY_BASETEMP = "/tmp/selfcorrect-pytest"
+# Inside the tests' own folder of /tmp (sandbox/runner.py), where the candidate cannot make
+# it first.
+BOUNDARY_BASETEMP = "/tmp/selfcorrect-tests/pytest"
 MAX_JUNIT_BYTES = 2_000_000
 # Kept outcomes: failing ones first matter to the repair packet, passing ones only as ids.
 MAX_FAILING_OUTCOMES = 200

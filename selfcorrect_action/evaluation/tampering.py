@@ -78,6 +78,11 @@ CLASS_PATCHED_MODULES = ("numpy", "pandas")
 # Modules a planted `<name>.py` would replace for the tests' later imports.
 SHADOWED_MODULES = frozenset(sys.stdlib_module_names) | {
     "pytest", "_pytest", "pluggy", "py", "numpy", "pandas", "conftest"}
+# What a star import of the candidate must not replace in the tests: the builtins their
+# assertions call, and the modules they compare with.
+SHADOWED_BY_STAR = frozenset(dir(__import__("builtins"))) | {
+    "pytest", "math", "cmath", "operator", "np", "numpy", "pd", "pandas", "unittest", "re",
+    "os", "sys", "json", "statistics", "itertools", "functools", "collections"}
 EXITING_CALLS = frozenset({"os._exit", "posix._exit", "sys.exit", "exit", "quit", "os.abort",
                            "os.kill", "os.killpg"})
 STACK_ITERATORS = frozenset({"values", "items", "keys", "copy"})
@@ -93,17 +98,30 @@ class Finding:
         return f"line {self.line}: `{self.what}` {self.why}"
 
 
-def scan(source: str, *, test_files: list[str]) -> list[Finding]:
+def scan(source: str, *, test_files: list[str], star_imported: bool = False) -> list[Finding]:
     """What in `source` tampers with the tests `test_files` (names in the work dir); at most
-    MAX_FINDINGS, first first. Code that does not parse has nothing to refuse: it fails as
-    syntax when it runs."""
+    MAX_FINDINGS, first first. `star_imported`: a test does `from <module> import *`, so the
+    module's top-level names become the test's. Code that does not parse has nothing to
+    refuse: it fails as syntax when it runs."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
     scanner = _Scanner(source, [PurePosixPath(name).name for name in test_files])
+    if star_imported:
+        scanner.shadowing(tree)
     scanner.visit(tree)
     return sorted(scanner.findings, key=lambda f: f.line)[:MAX_FINDINGS]
+
+
+def star_imports(source: str, module: str) -> bool:
+    """Whether test code `source` does `from module import *`."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return False
+    return any(isinstance(node, ast.ImportFrom) and node.module == module
+               and any(alias.name == "*" for alias in node.names) for node in ast.walk(tree))
 
 
 def imports(source: str, module: str) -> bool:
@@ -177,6 +195,11 @@ class _Scanner(ast.NodeVisitor):
 
     def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
         self._docstring(node)
+        if node.name not in ("__next__", "__anext__") and not _generator(node):
+            for inner in _own_statements(node):
+                if isinstance(inner, ast.Raise) and _names_stop(inner.exc):
+                    self.found(inner, "raises StopIteration from a function, which ends the "
+                               "tests' own loops (map, all, a generator expression) early")
         self.generic_visit(node)
 
     visit_AsyncFunctionDef = visit_FunctionDef
@@ -194,6 +217,14 @@ class _Scanner(ast.NodeVisitor):
         body = node.body
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
             self.docstrings.add(id(body[0].value))
+
+    def shadowing(self, tree: ast.Module) -> None:
+        """Top-level names that a star import hands the tests in place of Python's own."""
+        for statement in tree.body:
+            for name, node in _bound_names(statement):
+                if name in SHADOWED_BY_STAR:
+                    self.found(node, f"defines {name}, which a test that does `from "
+                               "<module> import *` would take for its own")
 
     # -- imports --------------------------------------------------------------------------
 
@@ -392,6 +423,47 @@ def _equal_to_everything(statement: ast.stmt) -> bool:
             if name in names and constant(statement.value.body, wanted):
                 return True
     return False
+
+
+def _generator(function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(node, ast.Yield | ast.YieldFrom) for node in _own_statements(function))
+
+
+def _own_statements(function: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's body, not those of the functions and classes inside it."""
+    found, stack = [], list(ast.iter_child_nodes(function))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Lambda):
+            continue
+        found.append(node)
+        stack.extend(ast.iter_child_nodes(node))
+    return found
+
+
+def _names_stop(raised: ast.AST | None) -> bool:
+    target = raised.func if isinstance(raised, ast.Call) else raised
+    return isinstance(target, ast.Name) and target.id in ("StopIteration",
+                                                           "StopAsyncIteration")
+
+
+def _bound_names(statement: ast.stmt) -> list[tuple[str, ast.AST]]:
+    if isinstance(statement, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return [(statement.name, statement)]
+    targets: list[ast.AST] = []
+    if isinstance(statement, ast.Assign):
+        targets = list(statement.targets)
+    elif isinstance(statement, ast.AnnAssign | ast.AugAssign):
+        targets = [statement.target]
+    elif isinstance(statement, ast.Import | ast.ImportFrom):
+        return [((alias.asname or alias.name).split(".")[0], statement)
+                for alias in statement.names if alias.name != "*"]
+    found: list[tuple[str, ast.AST]] = []
+    for target in targets:
+        for node in ast.walk(target):
+            if isinstance(node, ast.Name):
+                found.append((node.id, statement))
+    return found
 
 
 def _main_guard(statement: ast.stmt) -> bool:

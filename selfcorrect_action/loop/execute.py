@@ -75,7 +75,8 @@ def tampering_verdict(state: RunState, code: str) -> Verdict | None:
     if state.spec.kind == "script" and not any(
             tampering.imports(text, module) for text in state.tests.values()):
         return None
-    findings = tampering.scan(code, test_files=list(state.tests))
+    star = any(tampering.star_imports(text, module) for text in state.tests.values())
+    findings = tampering.scan(code, test_files=list(state.tests), star_imported=star)
     if not findings:
         return None
     evidence = tampering.evidence(findings)

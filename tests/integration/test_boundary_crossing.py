@@ -195,6 +195,71 @@ def opaque():
 
 def slow():
     time.sleep(60)
+
+
+def cli(argv):
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("n", type=int)
+    return parser.parse_args(argv).n * 2
+
+
+def same(values):
+    values.append(1)
+    return values
+
+
+def where():
+    import os
+    return os.getcwd(), os.environ.get("SELFCORRECT_TEST_VAR")
+
+
+class Client:
+    def fetch(self):
+        return "real"
+
+    def get(self):
+        return self.fetch() + "!"
+
+
+def raw_print(text):
+    import sys
+    sys.stdout.buffer.write(text.encode())
+
+
+def stop():
+    raise StopIteration
+
+
+def documented():
+    """Adds nothing."""
+
+
+def make_dirs(path):
+    import os
+    os.makedirs(os.path.join(path, "a", "b"))
+    with open(os.path.join(path, "a", "b", "f"), "w") as out:
+        out.write("x")
+
+
+def aware():
+    from dateutil import tz
+    return datetime.datetime(2024, 6, 1, 12, tzinfo=tz.tzoffset("CEST", 7200))
+
+
+def call_it(function):
+    try:
+        function(1)
+    except AssertionError:
+        return "swallowed"
+
+
+def all(iterable):  # noqa: A001  # what a star import must not hand the tests
+    return True
+
+
+math = "the candidate's"
 '''
 
 TESTS = '''
@@ -346,6 +411,73 @@ def test_star_import_brings_the_public_names():
                                             if name != "__builtins__")
 
 
+def test_sys_exit_is_the_candidates_answer():
+    with pytest.raises(SystemExit):
+        cand.cli(["not-a-number"])
+    assert cand.cli(["2"]) == 4
+
+
+def test_a_returned_argument_is_the_tests_own_object():
+    values = []
+    assert cand.same(values) is values and values == [1]
+
+
+def test_environment_and_working_folder_follow_the_test(monkeypatch, tmp_path):
+    monkeypatch.setenv("SELFCORRECT_TEST_VAR", "on")
+    monkeypatch.chdir(tmp_path)
+    assert cand.where() == (str(tmp_path), "on")
+
+
+def test_and_are_put_back_after_it():
+    assert cand.where() == (os.getcwd(), None)
+
+
+def test_patching_a_method_of_the_candidates_class(monkeypatch):
+    monkeypatch.setattr(cand.Client, "fetch", lambda self: "fake")
+    assert cand.Client().get() == "fake!"
+
+
+def test_the_method_patch_is_undone():
+    assert cand.Client().get() == "real!"
+
+
+def test_bytes_written_to_stdout(capsys):
+    cand.raw_print("hi")
+    assert capsys.readouterr().out == "hi"
+
+
+def test_stop_iteration_from_a_call_does_not_end_a_loop():
+    with pytest.raises(RuntimeError, match="outside an iteration"):
+        cand.stop()
+
+
+def test_docstrings_are_the_candidates():
+    assert cand.documented.__doc__ == "Adds nothing." and cand.echo.__doc__ is None
+
+
+def test_a_temporary_folder_the_candidate_wrote_into_is_cleaned_up():
+    with tempfile.TemporaryDirectory() as folder:
+        cand.make_dirs(folder)
+    assert not os.path.exists(folder)
+
+
+def test_another_librarys_time_zone_keeps_the_instant():
+    assert cand.aware() == datetime.datetime(2024, 6, 1, 10, tzinfo=datetime.timezone.utc)
+
+
+def test_a_star_import_never_shadows_builtins_or_the_tests_names():
+    namespace = {"math": math}
+    exec("from cand import *", namespace)
+    assert namespace["math"] is math and "all" not in namespace
+
+
+def test_refused_an_assertion_of_the_tests_swallowed_in_a_callback():
+    def check(value):
+        assert value == 2
+
+    cand.call_it(check)
+
+
 def test_refused_an_object_of_the_tests():
     class Mine:
         pass
@@ -366,6 +498,8 @@ def test_hang():
 '''
 
 REFUSED = {
+    "test_refused_an_assertion_of_the_tests_swallowed_in_a_callback": (
+        "BoundaryError", "an assertion in a function of the tests' failed"),
     "test_refused_an_object_of_the_tests": (
         "NotPlainData", "test_it.test_refused_an_object_of_the_tests.<locals>.Mine object"),
     "test_refused_arithmetic_with_an_opaque_object": ("NotPlainData", "would let the candidate"),

@@ -66,6 +66,31 @@ PROBLEMS = {
                 return list(itertools.accumulate(values))
             ''',
     },
+        # Cases checked through map() and a star import, two styles of test that a candidate
+    # sharing their process can turn (StopIteration ends the map; `all` and `math` become its).
+    "doubled": {
+        "prompt": "Write doubled(x): twice the number x.",
+        "tests": '''
+            import math
+
+            from doubled import *  # noqa: F403
+
+            CASES = [(1, 2), (2, 4), (5, 10)]
+
+
+            def test_the_cases():
+                assert all(map(lambda case: doubled(case[0]) == case[1], CASES))
+
+
+            def test_close():
+                assert all(map(lambda case: math.isclose(doubled(case[0]), case[1]),
+                               [(0.25, 0.5)]))
+            ''',
+        "honest": '''
+            def doubled(x):
+                return 2 * x
+            ''',
+    },
     # Float results compared the ways tests do: a tolerance, pytest.approx, math.isclose.
     "average": {
         "prompt": "Write average(values): the arithmetic mean of a non-empty list of numbers.",
@@ -101,6 +126,11 @@ PROBLEMS = {
             ''',
     },
 }
+
+
+# The problem on which each cheat that can beat tests in their process is shown to.
+POTENT_ON = {name: "doubled" if name in ("shadow_builtins", "stop_iteration")
+             else "running_total" for name in POTENT_IN_PROCESS}
 
 
 @pytest.fixture(autouse=True)
@@ -142,11 +172,8 @@ def test_an_honest_answer_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     assert (exit_code, state.status.value) == (0, "passed"), state.stop_reason
 
 
-@pytest.mark.usefixtures("sandbox_image")
-@pytest.mark.parametrize("problem", list(PROBLEMS))
-@pytest.mark.parametrize("cheat", list(CHEATS))
-def test_every_cheat_fails_under_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             runtime: str, problem: str, cheat: str) -> None:
+def _refused_under_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, problem: str,
+                               cheat: str, runtime: str) -> None:
     exit_code, state = _run(tmp_path, monkeypatch, problem, cheat_module(cheat, problem),
                             runtime)
     attempt = state.attempts[-1]
@@ -160,10 +187,29 @@ def test_every_cheat_fails_under_the_default(tmp_path: Path, monkeypatch: pytest
 
 @pytest.mark.usefixtures("sandbox_image")
 @pytest.mark.parametrize("cheat", list(CHEATS))
+def test_every_cheat_fails_under_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             runtime: str, cheat: str) -> None:
+    """Under runc and runsc, on the tests a cheat sharing their process beats most easily."""
+    _refused_under_the_default(tmp_path, monkeypatch, "running_total", cheat, runtime)
+
+
+@pytest.mark.usefixtures("sandbox_image")
+@pytest.mark.parametrize("problem", [name for name in PROBLEMS if name != "running_total"])
+@pytest.mark.parametrize("cheat", list(CHEATS))
+def test_every_cheat_fails_under_the_default_on_other_tests(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, problem: str, cheat: str) -> None:
+    """The other styles of test (tolerances, approx, map, a star import), under runc: the
+    runtime changes nothing the boundary decides (the suite above runs both)."""
+    _refused_under_the_default(tmp_path, monkeypatch, problem, cheat, "runc")
+
+
+@pytest.mark.usefixtures("sandbox_image")
+@pytest.mark.parametrize("cheat", list(CHEATS))
 def test_in_process_every_cheat_is_refused_or_fails(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cheat: str) -> None:
-    exit_code, state = _run(tmp_path, monkeypatch, "running_total",
-                            cheat_module(cheat, "running_total"), "runc", "in-process")
+    problem = POTENT_ON.get(cheat, "running_total")
+    exit_code, state = _run(tmp_path, monkeypatch, problem, cheat_module(cheat, problem),
+                            "runc", "in-process")
     assert (exit_code, state.status.value) == (1, "exhausted")
     attempt = state.attempts[-1]
     assert attempt.verdict is not None and not attempt.verdict.passed
@@ -190,12 +236,12 @@ def test_control_each_potent_cheat_passes_when_imported_into_pytest(
         sandbox, sandbox_image: str, tmp_path: Path, cheat: str) -> None:
     """The cheats are real: against the same tests run the old way (the candidate imported
     into pytest's process, no scan), they pass. What stops them above is the boundary."""
-    tests = textwrap.dedent(PROBLEMS["running_total"]["tests"]).lstrip()
+    problem = POTENT_ON[cheat]
+    tests = textwrap.dedent(PROBLEMS[problem]["tests"]).lstrip()
     request = ExecutionRequest(
-        argv=pytest_argv(["test_running_total.py"]), timeout_s=30,
-        files=[InputFile(path="running_total.py",
-                         data=cheat_module(cheat, "running_total").encode()),
-               InputFile(path="test_running_total.py", data=tests.encode())])
+        argv=pytest_argv([f"test_{problem}.py"]), timeout_s=30,
+        files=[InputFile(path=f"{problem}.py", data=cheat_module(cheat, problem).encode()),
+               InputFile(path=f"test_{problem}.py", data=tests.encode())])
     result = sandbox.run(request, tmp_path / "artifacts")
-    verdict = judge_test_run(result, candidate="running_total.py")
+    verdict = judge_test_run(result, candidate=f"{problem}.py")
     assert verdict.passed, verdict.evidence

@@ -21,6 +21,7 @@ import _operator as operator
 import _socket
 import builtins
 import linecache
+import os
 import sys
 import time
 import types
@@ -46,8 +47,14 @@ MAX_FRAME_BYTES = 64 * 1024 * 1024
 MAX_TEXT_CHARS = 2000
 MAX_LINENO = 1_000_000
 MAX_RESTARTS = 32
+MAX_DOC_CHARS = 10_000
 MAX_DEATHS_AT_IMPORT = 3
 NAME_CHARS = 100
+_BOUNDARY_ERRORS: dict[str, type[BoundaryError]] = {
+    kind.__name__: kind for kind in (NotPlainData, ProtocolBroken, CandidateHung)}
+# Attributes pytest probes on every name a test module holds: never the candidate's to
+# answer (its answers could only confuse collection).
+_PROBES = ("_pytest", "pytestmark", "__test__")
 _NO_TIME_LEFT = ("the test run's time limit was used up by earlier calls (a call that hung or "
                  "ran long): this call was not made")
 # Exceptions that a test framework reads as an outcome, not a failure: never rebuilt from
@@ -79,6 +86,7 @@ class Link(codec.Peer):
         self.buffer = b""
         self.callbacks: dict[int, object] = {}
         self.callback_ids: dict[int, int] = {}
+        self.next_callback = 1
         self.proxies: weakref.WeakValueDictionary[int, RemoteObject] = (
             weakref.WeakValueDictionary())
         self.classes: dict[int, type] = {}
@@ -88,6 +96,11 @@ class Link(codec.Peer):
         self.callback_failure: BoundaryError | None = None
         self.namespace: dict | None = None
         self.import_failure: dict | None = None
+        # What the tests' process started with (the candidate's has its own home and
+        # caches): only what a test changes from there is sent.
+        self.started_env = dict(os.environ)
+        self.started_cwd = _cwd()
+        self.sent_env, self.sent_cwd = self.started_env, self.started_cwd
         self.module: RemoteModule | None = None
         if source:
             linecache.cache[path] = (len(source), None, source.splitlines(True), path)
@@ -110,6 +123,8 @@ class Link(codec.Peer):
         if fd is None:
             raise CandidateCrashed(f"the candidate's process could not be started: {status}")
         self.sock = _socket.socket(fileno=fd)
+        # A new process starts as the first did: tell it what the tests have changed since.
+        self.sent_env, self.sent_cwd = self.started_env, self.started_cwd
         self.epoch += 1
         self.restarts += 1 if self.epoch > 1 else 0
         self.proxies = weakref.WeakValueDictionary()
@@ -171,12 +186,16 @@ class Link(codec.Peer):
         self._write_back(reply.get("back"), args, kwargs or {})
         if "raised" in reply:
             raise self.rebuild(reply["raised"])
+        same = reply.get("same")
+        if isinstance(same, str):  # it returned an argument it was given: that object
+            return _argument(same, args, kwargs or {}, lambda: self.decode(reply.get("ok")))
         return self.decode(reply.get("ok"))
 
     def _exchange(self, message: dict, *, loading: bool = False) -> dict:
         __tracebackhide__ = True
         if self.releases:
             message["release"], self.releases = self.releases, []
+        self._with_surroundings(message)
         what = "while its module was being imported" if loading else "during the call"
         if self.deadline - self.reserve_s - time.monotonic() <= 0:
             raise CandidateHung(_NO_TIME_LEFT)
@@ -200,6 +219,18 @@ class Link(codec.Peer):
         except ProtocolBroken as exc:
             self._fail(exc, loading=loading)
         raise AssertionError("unreachable")
+
+    def _with_surroundings(self, message: dict) -> None:
+        """What changed in the tests' environment variables and working folder since the
+        candidate's process last heard (a new process hears all of it)."""
+        now = dict(os.environ)
+        if now != self.sent_env:
+            message["env"] = {"set": {k: v for k, v in now.items() if self.sent_env.get(k) != v},
+                              "unset": [k for k in self.sent_env if k not in now]}
+            self.sent_env = now
+        cwd = _cwd()
+        if cwd and cwd != self.sent_cwd:
+            message["cwd"] = self.sent_cwd = cwd
 
     def _send(self, message: dict) -> None:
         assert self.sock is not None
@@ -257,8 +288,16 @@ class Link(codec.Peer):
             return self.exceptions[str(name)]
         return builtin
 
+    def forget_callbacks(self) -> None:
+        """After each test: the functions it passed are no longer the candidate's to call."""
+        self.callbacks.clear()
+        self.callback_ids.clear()
+
     def _run_callback(self, body: object) -> dict:
-        """Run one of the tests' functions for the candidate."""
+        """Run one of the tests' functions for the candidate. What it raises reaches the
+        candidate as a built-in exception; an assertion of the test's, or a pytest outcome
+        (skip, fail), also fails the call whatever the candidate does with it, as it would
+        have failed the test had the test called the function itself."""
         try:
             if not (isinstance(body, list) and len(body) == 3):
                 raise ProtocolBroken("a malformed callback")
@@ -272,8 +311,15 @@ class Link(codec.Peer):
             self.callback_failure = self.callback_failure or exc
             return {"raised": {"builtin": "RuntimeError", "text": str(exc)[:MAX_TEXT_CHARS]}}
         except Exception as exc:  # the test's own function raised: the candidate sees it
+            if isinstance(exc, AssertionError):
+                self.callback_failure = self.callback_failure or _kept(exc)
             builtin = next(k for k in type(exc).__mro__ if k.__module__ == "builtins")
             return {"raised": {"builtin": builtin.__name__, "text": str(exc)[:MAX_TEXT_CHARS]}}
+        except BaseException as exc:  # pytest.skip/fail/exit, SystemExit in the test's code
+            self.callback_failure = self.callback_failure or CandidateRefused(
+                f"a function of the tests' that the candidate called raised "
+                f"{type(exc).__name__}({str(exc)[:200]!r}): it fails this call")
+            return {"raised": {"builtin": "RuntimeError", "text": str(exc)[:MAX_TEXT_CHARS]}}
 
     def _callback(self, key: object):
         if key == "input":
@@ -302,12 +348,14 @@ class Link(codec.Peer):
             return {"h": {"id": value._sc_id}}
         if isinstance(value, RemoteFunction) and value._sc_link is self:
             return {"mm": value._sc_member}
+        if isinstance(value, ClassAttribute) and value.owner is not None:
+            return {"cattr": [value.owner._scc_ref(), value.name]}
         if isinstance(value, RemoteClass) and value._scc_link is self:
             return {"mm": value._scc_member} if value._scc_member else {"h": {"id": value._scc_id}}
         if callable(value):
             key = self.callback_ids.get(id(value))
             if key is None:
-                key = len(self.callbacks) + 1
+                key, self.next_callback = self.next_callback, self.next_callback + 1
                 self.callbacks[key] = value
                 self.callback_ids[id(value)] = key
             return {"cb": key}
@@ -362,8 +410,14 @@ class Link(codec.Peer):
         if known is None:
             bases = tuple(self.classes[b] for b in body.get("bases", [])
                           if type(b) is int and b in self.classes) or (RemoteObject,)
+            # The class's own attributes as descriptors that read the candidate's: where a
+            # test (monkeypatch, mock.patch.object) looks in the class's __dict__, it finds
+            # them, and what it puts back is the original.
+            attrs = {attr: ClassAttribute(attr) for attr in body.get("attrs", [])
+                     if isinstance(attr, str) and _identifier(attr)
+                     and not attr.startswith(("__", "_sc"))}
             known = RemoteClass(name, bases, {
-                "__module__": self.name, "__qualname__": name, "__slots__": ()})
+                **attrs, "__module__": self.name, "__qualname__": name, "__slots__": ()})
             known._scc_link = self
             known._scc_member = member
             if member:
@@ -404,6 +458,15 @@ class Link(codec.Peer):
         module = _identifier(raised.get("module"), "?")
         text = str(raised.get("text", ""))[:MAX_TEXT_CHARS]
         builtin = getattr(builtins, str(raised.get("builtin")), None)
+        if module == "selfcorrect_boundary" and name in _BOUNDARY_ERRORS:
+            # The candidate's side could not send its answer (a value that cannot cross):
+            # said as such. (Forged, it can only fail the test.)
+            return _BOUNDARY_ERRORS[name](text)
+        if builtin is SystemExit and module == "builtins" and name == "SystemExit":
+            # sys.exit() in a call is the candidate's answer (argparse on bad arguments):
+            # pytest.raises(SystemExit) catches it, and uncaught it fails the test.
+            code = self._decoded_or(raised.get("args"), [text])
+            return SystemExit(*code[:1])
         if (not isinstance(builtin, type) or not issubclass(builtin, BaseException)
                 or not issubclass(builtin, Exception) or _control_module(module, self.name)):
             return CandidateRefused(
@@ -429,6 +492,13 @@ class Link(codec.Peer):
         if isinstance(cause, dict) and "cause" not in cause:
             made.__cause__ = self.rebuild(cause)
         return made.with_traceback(self._traceback(raised.get("frames")))
+
+    def _decoded_or(self, data: object, default: list) -> list:
+        try:
+            value = self.decode(data)
+        except (NotPlainData, ProtocolBroken):
+            return default
+        return value if isinstance(value, list) else default
 
     def _exception_type(self, name: str, module: str, builtin: type) -> type[BaseException]:
         if module == self.name and name in self.exceptions:
@@ -495,6 +565,28 @@ class Link(codec.Peer):
 def _control_module(module: str, candidate: str) -> bool:
     return module != candidate and any(
         module == name or module.startswith(name + ".") for name in CONTROL_MODULES)
+
+
+def _cwd() -> str:
+    try:
+        return os.getcwd()
+    except OSError:
+        return ""
+
+
+def _kept(failure: AssertionError) -> BoundaryError:
+    error = BoundaryError(f"an assertion in a function of the tests' failed when the "
+                          f"candidate called it: {str(failure)[:MAX_TEXT_CHARS]}")
+    error.__cause__ = failure
+    return error
+
+
+def _argument(key: str, args: tuple, kwargs: dict, otherwise) -> object:
+    if key.startswith("=") and key[1:] in kwargs:
+        return kwargs[key[1:]]
+    if key.isdigit() and int(key) < len(args):
+        return args[int(key)]
+    return otherwise()
 
 
 def _told_text(self: BaseException) -> str:
@@ -588,7 +680,7 @@ class RemoteObject:
 
     def __getattr__(self, name: str) -> object:
         __tracebackhide__ = True
-        if name.startswith("__") or name.startswith("_sc_"):
+        if name.startswith(("__", "_sc_", *_PROBES)):
             raise AttributeError(name)
         return self._sc_link.ask("get", self._sc_ref(), name=name)
 
@@ -805,23 +897,67 @@ class RemoteClass(type):
 
     def __getattr__(cls, name: str) -> object:
         __tracebackhide__ = True
-        if name.startswith("__") or name.startswith("_sc"):
+        if name.startswith(("__", "_sc", *_PROBES)):
             raise AttributeError(name)
         return cls._scc_link.ask("get", cls._scc_ref(), name=name)
 
+    def __setattr__(cls, name: str, value: object) -> None:
+        """`monkeypatch.setattr(mod.Client, "fetch", fake)`: the candidate's class gets it
+        (a function of the tests' becomes its method, called back with the instance)."""
+        __tracebackhide__ = True
+        if name.startswith("_scc_") or name.startswith("__"):
+            type.__setattr__(cls, name, value)
+            return
+        cls._scc_link.ask("set", cls._scc_ref(), name=name, value=cls._scc_link.encode(value))
+        if isinstance(value, ClassAttribute) or (
+                callable(value) and not isinstance(value, RemoteObject)):
+            # A test's function reads back as the test set it; the original put back is
+            # the candidate's again.
+            type.__setattr__(cls, name, value)
+        elif name in cls.__dict__:
+            reading = ClassAttribute(name)
+            reading.owner = cls
+            type.__setattr__(cls, name, reading)
+
+    def __delattr__(cls, name: str) -> None:
+        __tracebackhide__ = True
+        cls._scc_link.ask("del", cls._scc_ref(), name=name)
+
     def __repr__(cls) -> str:
         return f"<class {cls._scc_type!r} of the candidate>"
+
+
+class ClassAttribute:
+    """One of a candidate class's own attributes, read from the candidate's process (through
+    the class or an instance) each time."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.owner: RemoteClass | None = None
+
+    def __set_name__(self, owner: RemoteClass, name: str) -> None:
+        self.owner = owner
+
+    def __get__(self, instance: object, owner: type | None = None) -> object:
+        __tracebackhide__ = True
+        if isinstance(instance, RemoteObject):
+            return instance._sc_link.ask("get", instance._sc_ref(), name=self.name)
+        cls = owner if isinstance(owner, RemoteClass) else self.owner
+        assert cls is not None
+        return cls._scc_link.ask("get", cls._scc_ref(), name=self.name)
 
 
 class RemoteFunction:
     """A function of the candidate's module, called in its process by name (so a test that
     replaced it with monkeypatch and then put it back calls the original again)."""
 
-    def __init__(self, link: Link, name: str) -> None:
+    def __init__(self, link: Link, name: str, doc: object = None) -> None:
         self._sc_link = link
         self._sc_member = name
         self.__name__ = self.__qualname__ = name
         self.__module__ = link.name
+        # Its own docstring (plain text), not this class's.
+        self.__doc__ = doc[:MAX_DOC_CHARS] if isinstance(doc, str) else None
 
     def __call__(self, *args: object, **kwargs: object) -> object:
         __tracebackhide__ = True
@@ -833,7 +969,7 @@ class RemoteFunction:
 
     def __getattr__(self, name: str) -> object:
         __tracebackhide__ = True
-        if name.startswith("__") or name.startswith("_sc_"):
+        if name.startswith(("__", "_sc_", *_PROBES)):
             raise AttributeError(name)
         return self._sc_link.ask("get", {"m": self._sc_member}, name=name)
 
@@ -844,11 +980,8 @@ class RemoteModule(types.ModuleType):
     def __getattr__(self, name: str) -> object:
         __tracebackhide__ = True
         link: Link = self.__dict__["_sc_link"]
-        if name == "__all__":  # `from candidate import *`: its own list, or its public names
-            names = (link.namespace or {}).get("names", {})
-            if "__all__" in names:
-                return link.ask("get", None, name=name)
-            return sorted(str(n) for n in names if not str(n).startswith("_"))
+        if name == "__all__":
+            return _star_names(link, sys._getframe(1).f_globals)
         if name.startswith("__") or name.startswith("_sc_"):
             raise AttributeError(name)
         return link.ask("get", None, name=name)
@@ -879,6 +1012,20 @@ class RemoteModule(types.ModuleType):
         return sorted(str(name) for name in names)
 
 
+def _star_names(link: Link, importer: dict) -> list[str]:
+    """What `from candidate import *` brings: its __all__ (or its public names), but never
+    a name of Python's builtins or one the importing test has bound already. A module is
+    otherwise free to make `all`, `abs`, `isinstance`, `math` or `pytest` in the test mean
+    its own answers."""
+    names = (link.namespace or {}).get("names", {})
+    listed = link.ask("get", None, name="__all__") if "__all__" in names else list(names)
+    if not isinstance(listed, list | tuple):
+        raise ProtocolBroken("the candidate's __all__ is not a list of names")
+    return sorted({str(n) for n in listed if isinstance(n, str) and n.isidentifier()
+                   and not n.startswith("_") and n not in importer
+                   and not hasattr(builtins, n)})
+
+
 def fill_module(module: RemoteModule, link: Link) -> None:
     """The module's functions, classes and exception classes as stand-ins; its data is read
     from the candidate's process at each access."""
@@ -892,7 +1039,8 @@ def fill_module(module: RemoteModule, link: Link) -> None:
             continue
         kind = described.get("kind")
         if kind == "function":
-            types.ModuleType.__setattr__(module, name, RemoteFunction(link, name))
+            types.ModuleType.__setattr__(module, name,
+                                         RemoteFunction(link, name, described.get("doc")))
         elif kind == "class" and name in link.class_by_name:
             types.ModuleType.__setattr__(module, name, link.class_by_name[name])
         elif kind == "exception":

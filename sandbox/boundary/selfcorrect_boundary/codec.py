@@ -151,7 +151,7 @@ def _encode_library_value(value: object) -> object | None:
     if dt is not None:
         if isinstance(value, dt.datetime):
             return {"dt": [dt.datetime.isoformat(value.replace(tzinfo=None)),
-                           _encode_tz(value.tzinfo, dt)]}
+                           _encode_tz(value.tzinfo, dt, value)]}
         if isinstance(value, dt.date):
             return {"date": dt.date.isoformat(value)}
         if isinstance(value, dt.time):
@@ -184,18 +184,23 @@ def _b64(data: bytes) -> str:
     return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
-def _encode_tz(tz: object, dt: object) -> object:
+def _encode_tz(tz: object, dt: object, moment: object = None) -> object:
     if tz is None:
         return None
     if isinstance(tz, dt.timezone):
-        offset = tz.utcoffset(None)
-        return {"off": [offset.days * 86400 + offset.seconds, offset.microseconds]}
+        return _offset(tz.utcoffset(None))
     key = getattr(tz, "key", None)
     if type(tz).__module__ == "zoneinfo" and isinstance(key, str):
         return {"zi": key}
     zone = getattr(tz, "zone", None)  # pytz, which pandas uses
     if isinstance(zone, str):
         return {"zi": zone}
+    if moment is not None:
+        # Another library's zone (dateutil): the offset it gives this moment, which keeps
+        # the instant and compares equal.
+        offset = tz.utcoffset(moment)
+        if offset is not None:
+            return _offset(offset)
     raise NotPlainData(f"a time zone of type {type_name(tz)} cannot cross: use "
                        "datetime.timezone or zoneinfo.ZoneInfo")
 
@@ -249,6 +254,10 @@ def _encode_pandas(value: object, pd: object, peer: Peer, depth: int) -> object 
     if isinstance(value, pd.Timedelta):
         return {"pdtd": int(value.value)}
     return None
+
+
+def _offset(offset: object) -> dict:
+    return {"off": [offset.days * 86400 + offset.seconds, offset.microseconds]}
 
 
 def _tz_key(tz: object) -> str:

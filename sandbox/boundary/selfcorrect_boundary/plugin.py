@@ -15,10 +15,12 @@ import tempfile
 
 import pytest
 
-from selfcorrect_boundary.client import RemoteObject
+from selfcorrect_boundary.client import Link, RemoteObject
 
-SHARED_DIR_MODE = 0o777
-SHARED_FILE_MODE = 0o666
+# Folders the candidate may add to (sticky: not remove or replace what the test put
+# there); files it may read, not write.
+SHARED_DIR_MODE = 0o1777
+SHARED_FILE_MODE = 0o644
 TRAVERSE_MODE = 0o711
 
 
@@ -71,6 +73,13 @@ def share_temporary_files() -> None:
 
 
 class Plugin:
+    def __init__(self, link: Link) -> None:
+        self.link = link
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_runtest_teardown(self, item: object) -> None:
+        self.link.forget_callbacks()
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_assertrepr_compare(self, config: object, op: str, left: object,
                                   right: object) -> list[str] | None:

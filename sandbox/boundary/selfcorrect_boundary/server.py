@@ -37,6 +37,7 @@ MAX_FRAMES = 8
 MAX_WARNINGS = 20
 MAX_ATTRS = 20
 MAX_HANDLES = 200_000
+MAX_CLASS_ATTRS = 500
 # Built-in types whose subclasses the tests may compare by value: the tests' side asks for
 # the plain content (as the built-in type) and compares it there.
 PLAIN_BASES = (bool, int, float, complex, str, bytes, bytearray, tuple, list, dict, set,
@@ -74,6 +75,10 @@ class Callback:
     def __call__(self, *args: object, **kwargs: object) -> object:
         return self._server.call_back(self._key, args, kwargs)
 
+    def __get__(self, instance: object, owner: object = None) -> object:
+        # Set on a class (monkeypatch of a method), it is a method: called with the instance.
+        return self if instance is None else types.MethodType(self, instance)
+
     def __repr__(self) -> str:
         return f"<function of the tests' process #{self._key}>"
 
@@ -102,6 +107,20 @@ def _text(value: object) -> str:
     return value
 
 
+class _BytesOf(io.RawIOBase):
+    """sys.stdout.buffer of a Capture: bytes written there are its text."""
+
+    def __init__(self, capture: Capture) -> None:
+        self._capture = capture
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: bytes) -> int:
+        self._capture.write(bytes(data).decode("utf-8", "replace"))
+        return len(data)
+
+
 class Capture(io.TextIOBase):
     """What the candidate prints during one request, bounded."""
 
@@ -109,6 +128,7 @@ class Capture(io.TextIOBase):
         self.parts: list[str] = []
         self.size = 0
         self.dropped = 0
+        self.buffer = _BytesOf(self)
 
     def writable(self) -> bool:
         return True
@@ -143,6 +163,8 @@ class Server(codec.Peer):
         # Module attributes as they were before the tests replaced them (monkeypatch): a
         # test that holds the original function still calls the original.
         self.originals: dict[str, object] = {}
+        # The same for a class's own attributes, kept raw (a staticmethod stays one).
+        self.class_originals: dict[tuple[int, str], object] = {}
 
     # -- the module ---------------------------------------------------------------------
 
@@ -187,7 +209,8 @@ class Server(codec.Peer):
         if isinstance(value, types.ModuleType):
             return {"kind": "module"}
         if callable(value):
-            return {"kind": "function"}
+            doc = getattr(value, "__doc__", None)
+            return {"kind": "function", "doc": doc[:10_000] if isinstance(doc, str) else None}
         return {"kind": "value"}
 
     def exception_class(self, kind: type) -> dict:
@@ -228,6 +251,8 @@ class Server(codec.Peer):
             described["name"] = value.__qualname__[:100]
             described["bases"] = [self._class_handle(base) for base in value.__bases__
                                   if base.__module__ == self.name]
+            described["attrs"] = [name for name in list(vars(value))[:MAX_CLASS_ATTRS]
+                                  if isinstance(name, str) and not name.startswith("__")]
         return {"h": described}
 
     def _class_handle(self, kind: type) -> int | None:
@@ -245,6 +270,10 @@ class Server(codec.Peer):
             return Callback(self, body)
         if tag == "mm" and type(body) is str:
             return self.member(body)
+        if tag == "cattr" and isinstance(body, list) and len(body) == 2:
+            owner = self.target(body[0])
+            return self.class_originals.get((id(owner), str(body[1])),
+                                            vars(owner).get(str(body[1])))
         raise ProtocolBroken(f"unexpected {tag!r}")
 
     # -- the exchange -------------------------------------------------------------------
@@ -259,6 +288,7 @@ class Server(codec.Peer):
     def answer(self, message: object) -> dict:
         if not isinstance(message, dict):
             return {"raised": self.describe(ProtocolBroken("a request that is not an object"))}
+        _follow(message)
         for handle in message.get("release", []) or []:
             value = self.objects.pop(handle, None)
             if value is not None:
@@ -284,6 +314,16 @@ class Server(codec.Peer):
             sys.stdout, sys.stderr = out, err
             try:
                 reply = self.perform(message)
+            except (StopIteration, StopAsyncIteration) as exc:
+                # Only next() may end an iteration: from a call it would end the test's own
+                # loop (map, all, zip) early, as PEP 479 says for generators.
+                if message.get("op") == "op" and message.get("name") == "next":
+                    reply = {"raised": self.describe(exc)}
+                else:
+                    changed = RuntimeError(f"the candidate raised {type(exc).__name__} "
+                                           "outside an iteration")
+                    changed.__cause__ = exc
+                    reply = {"raised": self.describe(changed)}
             except BaseException as exc:  # the candidate's exception, reported
                 reply = {"raised": self.describe(exc)}
             finally:
@@ -306,17 +346,25 @@ class Server(codec.Peer):
             back = self.changed(message, args, kwargs)
             if back:
                 reply["back"] = back
+            same = _which(result, args, kwargs)
+            if same is not None:
+                reply["same"] = same
             return reply
         name = str(message.get("name", ""))
         if op == "get":
             return {"ok": codec.encode(getattr(target, name), self)}
         if op in ("set", "del") and target is self.module and name not in self.originals:
             self.originals[name] = getattr(target, name, None)
+        kept = (id(target), name)
+        if op in ("set", "del") and isinstance(target, type) and name in vars(target):
+            self.class_originals.setdefault(kept, vars(target)[name])
         if op == "set":
             value = codec.decode(message.get("value"), self)
             setattr(target, name, value)
             if target is self.module and value is self.originals.get(name):
                 del self.originals[name]  # put back: the tests' patch is undone
+            if value is self.class_originals.get(kept):
+                del self.class_originals[kept]
             return {"ok": None}
         if op == "del":
             delattr(target, name)
@@ -467,6 +515,38 @@ class Server(codec.Peer):
         return data
 
 
+def _follow(message: dict) -> None:
+    """The tests' environment variables and working folder, as they are now
+    (monkeypatch.setenv, monkeypatch.chdir): the candidate sees what it would in one process."""
+    env = message.get("env")
+    if isinstance(env, dict):
+        for key, value in (env.get("set") or {}).items():
+            os.environ[str(key)] = str(value)
+        for key in env.get("unset") or []:
+            os.environ.pop(str(key), None)
+    cwd = message.get("cwd")
+    if not isinstance(cwd, str):
+        return
+    try:
+        os.chdir(cwd)
+    except OSError:
+        return  # a folder the candidate may not enter: it stays where it was
+
+
+def _which(result: object, args: list, kwargs: dict) -> str | None:
+    """The argument (position, or =name) that the call returned itself, if any: the tests
+    then get back their own object, as they would in one process."""
+    if not codec.mutable(result):
+        return None
+    for position, value in enumerate(args):
+        if value is result:
+            return str(position)
+    for key, value in kwargs.items():
+        if value is result:
+            return "=" + key
+    return None
+
+
 def _plain_only(value: object, server: Server) -> object:
     return codec.encode(value, _PLAIN_ONLY)
 
@@ -493,6 +573,9 @@ def main(argv: list[str]) -> int:
         if not isinstance(setup, dict):
             return 0
         path, name, eager = str(setup["path"]), str(setup["module"]), setup["eager"] is True
+        if isinstance(setup.get("env"), dict):  # this run's environment, not the pool's
+            os.environ.clear()
+            os.environ.update({str(k): str(v) for k, v in setup["env"].items()})
         with open(path, "wb") as out:
             out.write(str(setup["source"]).encode("latin-1"))
         buffered = waiting.buffer

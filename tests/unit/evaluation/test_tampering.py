@@ -105,9 +105,34 @@ def test_a_finding_names_the_line_and_the_evidence_says_what_to_do() -> None:
     assert len(evidence(scan("import os\n" + "os._exit(0)\n" * 50, test_files=TESTS))) < 800
 
 
+# Cheats that need the tests to star-import the candidate.
+NEEDS_A_STAR_IMPORT = {"shadow_builtins"}
+
+
 @pytest.mark.parametrize("name", sorted(POTENT_IN_PROCESS))
 def test_every_cheat_that_beats_tests_in_their_process_is_refused(name: str) -> None:
-    assert scan(cheat_module(name, "running_total"), test_files=["test_running_total.py"])
+    """As tests/security/test_cheats.py's running_total tests meet them (they star-import
+    the candidate)."""
+    assert scan(cheat_module(name, "running_total"), test_files=["test_running_total.py"],
+                star_imported=True)
+
+
+def test_names_like_builtins_are_refused_only_when_a_test_star_imports_them() -> None:
+    code = "def sorted(values):\n    return values\n\nmath = None\n"
+    assert scan(code, test_files=TESTS) == []
+    found = scan(code, test_files=TESTS, star_imported=True)
+    assert [f.line for f in found] == [1, 4] and "from <module> import *" in found[0].why
+
+
+@pytest.mark.parametrize(("code", "refused_"), [
+    ("def f():\n    raise StopIteration", True),
+    ("def f():\n    raise StopIteration()", True),
+    ("class It:\n    def __next__(self):\n        raise StopIteration", False),
+    ("def gen():\n    yield 1\n    raise StopIteration", False),
+    ("def f():\n    def inner():\n        yield 1\n    return inner", False),
+])
+def test_stop_iteration_only_from_next(code: str, refused_: bool) -> None:
+    assert bool(refused(code)) is refused_
 
 
 def test_no_humaneval_canonical_solution_is_refused() -> None:
@@ -149,7 +174,7 @@ def test_the_benchmarks_cheats_on_a_humaneval_problem_are_refused_where_they_cou
     found = {cheat.name: scan(cheat.source, test_files=[f"test_{problem.module}.py"])
              for cheat in cheats(problem)}
     assert {name for name, hits in found.items() if not hits} <= {
-        name for name in found if name not in POTENT_IN_PROCESS}
+        name for name in found if name not in POTENT_IN_PROCESS} | NEEDS_A_STAR_IMPORT
 
 
 @pytest.mark.parametrize(("tests", "imported"), [

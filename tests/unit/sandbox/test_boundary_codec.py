@@ -88,12 +88,20 @@ def test_what_is_not_plain_data_is_refused_by_name(boundary: dict[str, ModuleTyp
     with pytest.raises(errors.NotPlainData, match="nested more than"):
         codec.encode(nested, codec.Peer())
     with pytest.raises(errors.NotPlainData, match="time zone"):
-        codec.encode(datetime.datetime(2024, 1, 1, tzinfo=_OddZone()), codec.Peer())
+        codec.encode(datetime.datetime(2024, 1, 1, tzinfo=_OddZone(None)), codec.Peer())
+    moment = datetime.datetime(2024, 1, 1, 12, tzinfo=_OddZone(2))
+    back = round_trip(codec, moment)
+    assert back == moment and back.utcoffset() == datetime.timedelta(hours=2)
 
 
 class _OddZone(datetime.tzinfo):
-    def utcoffset(self, moment: object) -> datetime.timedelta:
-        return datetime.timedelta(0)
+    """Another library's zone: crosses as the offset it gives the moment, if it gives one."""
+
+    def __init__(self, hours: int | None) -> None:
+        self.hours = hours
+
+    def utcoffset(self, moment: object) -> datetime.timedelta | None:
+        return None if self.hours is None else datetime.timedelta(hours=self.hours)
 
 
 @pytest.mark.parametrize("data", [
@@ -181,8 +189,8 @@ def described(name: str, module: str, builtin: str, text: str = "boom") -> dict[
 
 
 @pytest.mark.parametrize(("name", "module", "builtin"), [
-    ("SystemExit", "builtins", "SystemExit"),
     ("KeyboardInterrupt", "builtins", "KeyboardInterrupt"),
+    ("GeneratorExit", "builtins", "GeneratorExit"),
     ("Skipped", "_pytest.outcomes", "BaseException"),
     ("SkipTest", "unittest.case", "Exception"),  # an Exception, but pytest reads it as a skip
     ("Failed", "_pytest.outcomes", "BaseException"),
@@ -194,6 +202,15 @@ def test_outcomes_a_test_must_not_take_as_its_own_are_refused(
     made = link.rebuild(described(name, module, builtin))
     assert isinstance(made, boundary["errors"].CandidateRefused)
     assert not isinstance(made, Exception)  # pytest.raises(Exception) cannot swallow it
+
+
+def test_sys_exit_in_a_call_is_the_candidates_answer(link: Any) -> None:
+    """argparse on bad arguments: pytest.raises(SystemExit) catches it; uncaught, it fails
+    the test (pytest reads no outcome into it)."""
+    made = link.rebuild({**described("SystemExit", "builtins", "SystemExit"), "args": [2]})
+    assert type(made) is SystemExit and made.code == 2
+    forged = link.rebuild({**described("SystemExit", "mine", "SystemExit"), "args": [0]})
+    assert type(forged) is not SystemExit
 
 
 def test_the_candidates_exceptions_are_rebuilt_with_their_classes(
