@@ -10,10 +10,13 @@ Requests (one JSON frame each; a reply frame for each):
   call  fn [args] {kwargs}   call a module attribute or an object held here
   get / set / del  of name   attribute access on the module or on an object held here
   op    name of [args]       a special method (len, ==, iteration, indexing, arithmetic...)
-Every reply carries what the candidate printed during the request and the warnings it
-raised; a call's reply also carries the new value of every mutable argument it changed.
-While a request runs the candidate may call back into the tests' process (a function the
-tests passed in, input(), sys.stdin): a `callback` frame, answered before the reply.
+A request may carry what changed in the tests' environment variables and working folder
+(followed here first) and handles the tests no longer hold. Every reply carries what the
+candidate printed during the request and the warnings it raised; a call's reply also
+carries the new value of every mutable argument it changed, and which argument it returned
+if it returned one. While a request runs the candidate may call back into the tests'
+process (a function the tests passed in, input(), sys.stdin): a `callback` frame, answered
+before the reply (and the tests' side may send requests of its own meanwhile).
 """
 
 from __future__ import annotations
