@@ -61,11 +61,14 @@ def _placement_conflicts(spec: TaskSpec) -> list[Conflict]:
 
 
 # Modules a script in the work dir would hide: the standard library and what the sandbox
-# image installs (sandbox/Dockerfile) or its tests run with.
+# image installs (sandbox/Dockerfile) or its tests run with, the tests' boundary among them
+# (sandbox/boundary/: already loaded in both of its processes, so a candidate named like it
+# would never be the module the tests import).
 SHADOWED_MODULES = frozenset(sys.stdlib_module_names) | {
     "numpy", "pandas", "matplotlib", "PIL", "scipy", "requests", "bs4", "lxml", "pytest",
     "_pytest", "yaml", "openpyxl", "tabulate", "dateutil", "sklearn", "pluggy", "urllib3",
     "certifi", "charset_normalizer", "idna", "six", "pytz", "conftest",
+    "selfcorrect_boundary",
 }  # fmt: skip
 
 

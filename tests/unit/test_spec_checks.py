@@ -135,3 +135,11 @@ def test_artifacts_differing_only_in_case_are_an_error() -> None:
 def test_git_folders_are_refused_whatever_their_case(path: str) -> None:
     (problem,) = problems_of(f"prompt: p\noutput: {path}\n")
     assert "nothing under .git/" in problem
+
+
+@pytest.mark.parametrize("module", ["json", "pandas", "selfcorrect_boundary"])
+def test_an_output_named_like_a_module_is_an_error(module: str) -> None:
+    """The work dir comes first on sys.path; and the tests' boundary is loaded in both of
+    its processes already, so a candidate named like it would never be what the tests get."""
+    (problem,) = problems_of(f"prompt: p\nkind: function\noutput: lib/{module}.py\n")
+    assert f"every `import {module}`" in problem and f"{module}_task.py" in problem
