@@ -255,6 +255,13 @@ def call_it(function):
         return "swallowed"
 
 
+def noisy():
+    import logging
+    logging.getLogger("cand.work").info("working on it")
+    logging.getLogger("cand.work").warning("almost out of %s", "coffee")
+    return 1
+
+
 def all(iterable):  # noqa: A001  # what a star import must not hand the tests
     return True
 
@@ -469,6 +476,16 @@ def test_a_star_import_never_shadows_builtins_or_the_tests_names():
     namespace = {"math": math}
     exec("from cand import *", namespace)
     assert namespace["math"] is math and "all" not in namespace
+
+
+def test_the_candidates_log_records_reach_caplog(caplog):
+    import logging
+    cand.noisy()  # the first call that imports logging there: nothing is captured yet
+    caplog.clear()
+    with caplog.at_level(logging.INFO):
+        assert cand.noisy() == 1
+    assert [(r.name, r.levelname, r.getMessage()) for r in caplog.records] == [
+        ("cand.work", "INFO", "working on it"), ("cand.work", "WARNING", "almost out of coffee")]
 
 
 def test_refused_an_assertion_of_the_tests_swallowed_in_a_callback():

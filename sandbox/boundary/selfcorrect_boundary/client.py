@@ -101,6 +101,7 @@ class Link(codec.Peer):
         self.started_env = dict(os.environ)
         self.started_cwd = _cwd()
         self.sent_env, self.sent_cwd = self.started_env, self.started_cwd
+        self.sent_log_level: int | None = None
         self.module: RemoteModule | None = None
         if source:
             linecache.cache[path] = (len(source), None, source.splitlines(True), path)
@@ -125,6 +126,7 @@ class Link(codec.Peer):
         self.sock = _socket.socket(fileno=fd)
         # A new process starts as the first did: tell it what the tests have changed since.
         self.sent_env, self.sent_cwd = self.started_env, self.started_cwd
+        self.sent_log_level = None
         self.epoch += 1
         self.restarts += 1 if self.epoch > 1 else 0
         self.proxies = weakref.WeakValueDictionary()
@@ -231,6 +233,10 @@ class Link(codec.Peer):
         cwd = _cwd()
         if cwd and cwd != self.sent_cwd:
             message["cwd"] = self.sent_cwd = cwd
+        logging = sys.modules.get("logging")
+        level = logging.getLogger().level if logging is not None else None
+        if level is not None and level != self.sent_log_level:
+            message["log_level"] = self.sent_log_level = level
 
     def _send(self, message: dict) -> None:
         assert self.sock is not None
@@ -270,6 +276,7 @@ class Link(codec.Peer):
             text = reply.get(key)
             if isinstance(text, str) and text:
                 stream.write(text)
+        self._log_again(reply.get("logs"))
         for item in reply.get("warnings", [])[:20] if isinstance(
                 reply.get("warnings"), list) else []:
             if isinstance(item, list) and len(item) == 5:
@@ -278,6 +285,21 @@ class Link(codec.Peer):
                 warnings.warn_explicit(str(message)[:MAX_TEXT_CHARS], category, self.path,
                                        line if isinstance(line, int) and 0 <= line
                                        < MAX_LINENO else 0, module=self.name)
+
+    def _log_again(self, logs: object) -> None:
+        """The candidate's log records, made again here: caplog sees them."""
+        logging = sys.modules.get("logging")
+        if logging is None or not isinstance(logs, list):
+            return
+        for item in logs[:200]:
+            if not (isinstance(item, list) and len(item) == 4 and type(item[1]) is int):
+                continue
+            name, level, text, line = item
+            logger = logging.getLogger(_identifier(name) or "candidate")
+            record = logger.makeRecord(logger.name, level, self.path,
+                                       line if type(line) is int and line >= 0 else 0,
+                                       str(text)[:MAX_TEXT_CHARS], None, None)
+            logger.handle(record)
 
     def _warning_class(self, name: object, module: object, base: object) -> type[Warning]:
         builtin = getattr(builtins, str(base), None)

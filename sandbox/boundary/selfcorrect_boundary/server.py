@@ -38,6 +38,7 @@ MAX_CAPTURE_CHARS = 256 * 1024
 MAX_TEXT_CHARS = 2000
 MAX_FRAMES = 8
 MAX_WARNINGS = 20
+MAX_LOGS = 200
 MAX_ATTRS = 20
 MAX_HANDLES = 200_000
 MAX_CLASS_ATTRS = 500
@@ -312,6 +313,7 @@ class Server(codec.Peer):
         out, err = Capture(), Capture()
         saved = sys.stdout, sys.stderr
         reply: dict[str, object]
+        logs = _LogCapture.start()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             sys.stdout, sys.stderr = out, err
@@ -331,9 +333,15 @@ class Server(codec.Peer):
                 reply = {"raised": self.describe(exc)}
             finally:
                 sys.stdout, sys.stderr = saved
+                if logs is not None:
+                    logs.stop()
         reply["out"], reply["err"] = out.text(), err.text()
         if caught:
             reply["warnings"] = [self.warning(item) for item in caught[:MAX_WARNINGS]]
+        if logs is not None and logs.records:
+            reply["logs"] = [[str(r.name)[:100], int(r.levelno), _message(r)[:MAX_TEXT_CHARS],
+                              r.lineno if r.pathname == self.path else 0]
+                             for r in logs.records[:MAX_LOGS]]
         return reply
 
     def perform(self, message: dict) -> dict:
@@ -518,9 +526,53 @@ class Server(codec.Peer):
         return data
 
 
+class _LogCapture:
+    """The log records the candidate makes during one request, to be logged again in the
+    tests' process (caplog), at the level the tests' root logger has there. Only when the
+    candidate's module uses logging: importing it here would cost every run."""
+
+    level: int | None = None  # the tests' root level, as they last said
+
+    def __init__(self, logging: object) -> None:
+        self.logging = logging
+        self.records: list = []
+        root = logging.getLogger()
+        self.root, self.saved = root, root.level
+        keep = self.records
+
+        class Keep(logging.Handler):
+            def emit(self, record: object) -> None:
+                keep.append(record)
+
+        self.handler = Keep()
+        if _LogCapture.level is not None:
+            root.setLevel(_LogCapture.level)
+        root.addHandler(self.handler)
+
+    @classmethod
+    def start(cls) -> _LogCapture | None:
+        logging = sys.modules.get("logging")
+        return cls(logging) if logging is not None else None
+
+    def stop(self) -> None:
+        self.root.removeHandler(self.handler)
+        self.root.setLevel(self.saved)
+
+
+def _message(record: object) -> str:
+    try:
+        return str(record.getMessage())
+    except Exception:
+        return str(getattr(record, "msg", ""))
+
+
 def _follow(message: dict) -> None:
     """The tests' environment variables and working folder, as they are now
-    (monkeypatch.setenv, monkeypatch.chdir): the candidate sees what it would in one process."""
+    (monkeypatch.setenv, monkeypatch.chdir): the candidate sees what it would in one process.
+    And the level of the tests' root logger (caplog.set_level)."""
+    level = message.get("log_level")
+    if type(level) is int:
+        _LogCapture.level = level
     env = message.get("env")
     if isinstance(env, dict):
         for key, value in (env.get("set") or {}).items():
