@@ -1506,7 +1506,11 @@ def _boundary_main(header: dict, payload: bytes, stdout, waiting=None) -> int:
     shared = [(name, data, mode) for name, data, mode in files
               if name != candidate and name not in tests]
     placed = _make_shared(shared)
-    links = sorted({name.split("/", 1)[0] for name, _, _ in shared})
+    # In the tests' folder (their sys.path), the shared files appear one by one in folders of
+    # the tests' own, never as a shared folder the candidate could add a module to; what
+    # Python could import is a copy of the tests', never a link to a file a rename under
+    # gVisor could replace.
+    links = [(name, data if _importable(name) else None) for name, data, _ in shared]
     env = dict(os.environ)
     env.update(header.get("env", {}))
     deadline_s = float(header["deadline_s"])
@@ -1660,9 +1664,16 @@ def _replaced(placed: dict) -> list[str]:
     return found[:MAX_REJECTED]
 
 
-def _make_private(folder: str, files: list[tuple[str, bytes, int]], links: list[str],
+def _importable(name: str) -> bool:
+    """A file Python would import, or that steers its imports."""
+    return name.lower().endswith((".py", ".pyc", ".pyo", ".pyd", ".so", ".pth", ".zip",
+                                  ".egg", ".whl")) or "__pycache__" in name.split("/")
+
+
+def _make_private(folder: str, files: list[tuple[str, bytes, int]], links: list,
                   tmp_root: str | None = None) -> None:
-    """As the folder's uid: the folder (0700), its files, links to the shared files, and its
+    """As the folder's uid: the folder (0700), its files, the shared files (`links`: name
+    and None for a link to /work/shared/<name>, or the bytes of a copy of its own), and its
     folder in /tmp (0711: others may reach a path the uid hands them, never add to it)."""
     os.umask(0o077)
     if tmp_root is not None:
@@ -1677,18 +1688,25 @@ def _make_private(folder: str, files: list[tuple[str, bytes, int]], links: list[
         with open(target, "wb", opener=_private) as out:
             out.write(data)
         os.chmod(target, mode & 0o700)
-    for name in links:
-        if not os.path.lexists(os.path.join(folder, name)):
-            os.symlink(os.path.join(SHARED_DIR, name), os.path.join(folder, name))
+    for name, data in links:
+        target = os.path.join(folder, name)
+        if os.path.lexists(target):
+            continue
+        os.makedirs(os.path.dirname(target), mode=0o700, exist_ok=True)
+        if data is None:
+            os.symlink(os.path.join(SHARED_DIR, name), target)
+        else:
+            with open(target, "wb", opener=_private) as out:
+                out.write(data)
 
 
-def _open_tests_folder(links: list[str]) -> None:
-    """As the tests' uid, once nothing of either uid runs: drop the links and the source
-    copy, and let root read the rest (the report) to send it back."""
-    for name in links:
+def _open_tests_folder(links: list) -> None:
+    """As the tests' uid, once nothing of either uid runs: drop the shared files' links and
+    copies and the source copy, and let root read the rest (the report) to send it back."""
+    for name, _ in links:
         path = os.path.join(TESTS_DIR, name)
-        if os.path.islink(path):
-            os.unlink(path)
+        if os.path.islink(path) or os.path.isfile(path):
+            _quietly(os.unlink, path)
     _quietly(os.unlink, os.path.join(TESTS_DIR, SOURCE_COPY))
     stack = [TESTS_DIR]
     while stack:

@@ -380,3 +380,100 @@ def test_a_bomb_at_import_ends_the_run_as_a_failure_and_leaves_nothing(
     result = sandbox.run(request, tmp_path / "artifacts")
     verdict = judge_test_run(result, candidate="bombed.py")
     assert not verdict.passed and verdict.category is not None
+
+
+# What a second red-team review got past the boundary, each a regression test now.
+FORGERIES = {
+    # A star import handed pytest the candidate's pytest_plugins: pytest then imported a
+    # module the candidate wrote into a shared folder (then linked, whole, into the tests'
+    # folder on their sys.path).
+    "plugins_through_a_star_import": ('''
+import os
+__all__ = ["add", "pytest_plugins"]
+PLUGIN = """
+import pytest
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = (yield).get_result()
+    report.outcome = "passed"
+    report.longrepr = None
+"""
+for folder in ("data", "/work/shared/data", "/work/tests/data"):
+    try:
+        with open(os.path.join(folder, "planted_plugin.py"), "w") as out:
+            out.write(PLUGIN)
+    except OSError:
+        pass
+pytest_plugins = ["data.planted_plugin"]
+
+
+def add(a, b):
+    return a - b
+''', '''
+from cand import *
+
+
+def test_add():
+    assert add(2, 2) == 4
+'''),
+    # The environment followed the tests' into the candidate's process, pytest's own
+    # PYTEST_CURRENT_TEST with it: a parametrized test's id spells its expected value.
+    "expected_value_from_the_environment": ('''
+import ast, os, re
+
+
+def add(a, b):
+    found = re.search(r"\\[(.*)\\] \\(", os.environ.get("PYTEST_CURRENT_TEST", ""))
+    return ast.literal_eval(found.group(1).split("-")[-1]) if found else None
+''', '''
+import pytest
+from cand import add
+
+
+@pytest.mark.parametrize(("a", "b", "total"), [(1, 2, 3), (2, 5, 7)])
+def test_add(a, b, total):
+    assert add(a, b) == total
+'''),
+    # The candidate's own server, patched to send StopIteration for a call: the tests'
+    # side must refuse it itself.
+    "forged_stop_iteration": ('''
+import sys
+server = sys.modules["selfcorrect_boundary.server"]
+plain = server.Server.perform
+
+
+def perform(self, message):
+    try:
+        return plain(self, message)
+    except StopIteration:
+        return {"raised": {"name": "StopIteration", "module": "builtins",
+                           "builtin": "StopIteration", "args": [], "text": "",
+                           "attrs": {}, "frames": []}}
+
+
+server.Server.perform = perform
+
+
+def add(a, b):
+    raise StopIteration
+''', '''
+from cand import add
+
+CASES = [((1, 2), 3), ((2, 5), 7)]
+
+
+def test_add():
+    assert all(map(lambda case: add(*case[0]) == case[1], CASES))
+'''),
+}
+
+
+@pytest.mark.parametrize("forgery", list(FORGERIES))
+def test_a_forgery_the_second_review_found_fails(sandbox, runtime: str, tmp_path: Path,
+                                                 forgery: str) -> None:
+    candidate, tests = FORGERIES[forgery]
+    request = _request(candidate, "cand", tests, runtime,
+                       extra=(InputFile(path="data/values.csv", data=b"a,b\n1,2\n"),))
+    result = sandbox.run(request, tmp_path / "artifacts")
+    verdict = judge_test_run(result, candidate="cand.py")
+    assert not verdict.passed, result.stdout.text[-2000:]

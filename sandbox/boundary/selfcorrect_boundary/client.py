@@ -45,7 +45,8 @@ __tracebackhide__ = True
 
 MAX_FRAME_BYTES = 64 * 1024 * 1024
 MAX_TEXT_CHARS = 2000
-MAX_LINENO = 1_000_000
+MAX_LINENO = 100_000
+MAX_FAKE_FRAMES = 512
 MAX_RESTARTS = 32
 MAX_DOC_CHARS = 10_000
 MAX_DEATHS_AT_IMPORT = 3
@@ -98,7 +99,7 @@ class Link(codec.Peer):
         self.import_failure: dict | None = None
         # What the tests' process started with (the candidate's has its own home and
         # caches): only what a test changes from there is sent.
-        self.started_env = dict(os.environ)
+        self.started_env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
         self.started_cwd = _cwd()
         self.sent_env, self.sent_cwd = self.started_env, self.started_cwd
         self.sent_log_level: int | None = None
@@ -187,7 +188,8 @@ class Link(codec.Peer):
             raise failure
         self._write_back(reply.get("back"), args, kwargs or {})
         if "raised" in reply:
-            raise self.rebuild(reply["raised"])
+            iterating = message.get("op") == "op" and message.get("name") == "next"
+            raise self.rebuild(reply["raised"], iterating=iterating)
         same = reply.get("same")
         if isinstance(same, str):  # it returned an argument it was given: that object
             return _argument(same, args, kwargs or {}, lambda: self.decode(reply.get("ok")))
@@ -225,7 +227,9 @@ class Link(codec.Peer):
     def _with_surroundings(self, message: dict) -> None:
         """What changed in the tests' environment variables and working folder since the
         candidate's process last heard (a new process hears all of it)."""
-        now = dict(os.environ)
+        # Never pytest's own variables: PYTEST_CURRENT_TEST names the test, and a test's
+        # name (its parameters) can spell its expected value.
+        now = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
         if now != self.sent_env:
             message["env"] = {"set": {k: v for k, v in now.items() if self.sent_env.get(k) != v},
                               "unset": [k for k in self.sent_env if k not in now]}
@@ -437,7 +441,7 @@ class Link(codec.Peer):
             # them, and what it puts back is the original.
             attrs = {attr: ClassAttribute(attr) for attr in body.get("attrs", [])
                      if isinstance(attr, str) and _identifier(attr)
-                     and not attr.startswith(("__", "_sc"))}
+                     and not attr.startswith(("__", "_sc", *_PROBES))}
             known = RemoteClass(name, bases, {
                 **attrs, "__module__": self.name, "__qualname__": name, "__slots__": ()})
             known._scc_link = self
@@ -471,8 +475,9 @@ class Link(codec.Peer):
 
     # -- exceptions ---------------------------------------------------------------------
 
-    def rebuild(self, raised: object) -> BaseException:
-        """The candidate's exception as one the test can catch, with its frames."""
+    def rebuild(self, raised: object, *, iterating: bool = False) -> BaseException:
+        """The candidate's exception as one the test can catch, with its frames. Every rule
+        here is the tests' side's own: the candidate's process could send anything."""
         if not isinstance(raised, dict):
             return ProtocolBroken("the candidate's process reported an exception in a form "
                                   "that is not one")
@@ -496,6 +501,10 @@ class Link(codec.Peer):
                 "take as its outcome (an exit, an interrupt, or a test framework's skip or "
                 "failure): it counts as a failure of this call")
         kind = self._exception_type(name, module, builtin)
+        if issubclass(kind, StopIteration | StopAsyncIteration) and not iterating:
+            # Only next() may end an iteration: from a call it would end the test's own
+            # loop (map, all, zip) early, as PEP 479 says for generators.
+            return RuntimeError(f"the candidate raised {name} outside an iteration")
         try:
             args = self.decode(raised.get("args"))
         except (NotPlainData, ProtocolBroken):
@@ -505,7 +514,9 @@ class Link(codec.Peer):
         made = _instantiate(kind, args, text)
         attrs = raised.get("attrs")
         for key, value in (attrs.items() if isinstance(attrs, dict) else ()):
-            if _identifier(key) and not str(key).startswith("_"):
+            # Its own data only: nothing the class or pytest defines (with_traceback...).
+            if (_identifier(key) and not str(key).startswith(("_", *_PROBES))
+                    and not hasattr(type(made), str(key))):
                 try:
                     setattr(made, str(key), self.decode(value))
                 except Exception:
@@ -530,11 +541,10 @@ class Link(codec.Peer):
             if isinstance(found, type) and issubclass(found, builtin):
                 return found
         loaded = sys.modules.get(module) if module != self.name else None
-        if loaded is not None:
-            found = loaded
-            for part in name.split("."):
-                found = getattr(found, part, None)
+        if loaded is not None and "." not in name and _library(loaded):
+            found = vars(loaded).get(name)
             if (isinstance(found, type) and issubclass(found, builtin)
+                    and found.__module__ == module
                     and not _control_module(found.__module__, self.name)):
                 return found
         key = f"{module}:{name}"
@@ -570,18 +580,20 @@ class Link(codec.Peer):
         if not isinstance(back, dict):
             return
         for key, value in back.items():
-            if isinstance(key, str) and key.startswith("="):
-                original = kwargs.get(key[1:])
-            elif isinstance(key, str) and key.isdigit() and int(key) < len(args):
-                original = args[int(key)]
-            else:
-                continue
+            original = _named_argument(key, args, kwargs)
             if codec.mutable(original):
                 codec.update_in_place(original, self.decode(value))
 
     def ask(self, op: str, ref: dict | None, **fields: object) -> object:
         __tracebackhide__ = True
         return self.request({"op": op, "of": ref, **fields})
+
+
+def _library(module: types.ModuleType) -> bool:
+    """A module of the interpreter or an installed library, not one from the work dir (the
+    test modules, or anything under /work a test put on sys.path)."""
+    path = getattr(module, "__file__", None)
+    return path is None or not str(path).startswith("/work/")
 
 
 def _control_module(module: str, candidate: str) -> bool:
@@ -604,11 +616,20 @@ def _kept(failure: AssertionError) -> BoundaryError:
 
 
 def _argument(key: str, args: tuple, kwargs: dict, otherwise) -> object:
+    """The argument the candidate says it returned, if it could have (one that is mutable:
+    an immutable one crosses as its value anyway); otherwise the value it sent."""
+    original = _named_argument(key, args, kwargs)
+    return original if original is not None and codec.mutable(original) else otherwise()
+
+
+def _named_argument(key: object, args: tuple, kwargs: dict) -> object | None:
+    if not isinstance(key, str):
+        return None
     if key.startswith("=") and key[1:] in kwargs:
         return kwargs[key[1:]]
-    if key.isdigit() and int(key) < len(args):
+    if key.isascii() and key.isdecimal() and int(key) < len(args):
         return args[int(key)]
-    return otherwise()
+    return None
 
 
 def _told_text(self: BaseException) -> str:
@@ -636,6 +657,8 @@ class _Marker(Exception):
 
 def _fake_frame(path: str, lineno: int, name: str) -> types.TracebackType | None:
     key = (path, lineno, name)
+    if key not in _fakes and len(_fakes) >= MAX_FAKE_FRAMES:
+        return None  # enough of them: later tracebacks show fewer of the candidate's frames
     if key not in _fakes:
         code = compile("\n" * (lineno - 1) + "raise __selfcorrect_marker__", path,
                        "exec").replace(co_name=name)
@@ -1045,7 +1068,16 @@ def _star_names(link: Link, importer: dict) -> list[str]:
         raise ProtocolBroken("the candidate's __all__ is not a list of names")
     return sorted({str(n) for n in listed if isinstance(n, str) and n.isidentifier()
                    and not n.startswith("_") and n not in importer
-                   and not hasattr(builtins, n)})
+                   and not hasattr(builtins, n) and not _read_by_pytest(n)})
+
+
+def _read_by_pytest(name: str) -> bool:
+    """Names pytest reads from a test module: plugins to load (pytest_plugins), hooks,
+    marks, setup and teardown, and whatever it would collect as a test."""
+    lowered = name.lower()
+    return (lowered.startswith(("pytest", "test", "setup", "teardown"))
+            or name in ("setUpModule", "tearDownModule", "collect_ignore",
+                        "collect_ignore_glob", "disabled"))
 
 
 def fill_module(module: RemoteModule, link: Link) -> None:
