@@ -11,27 +11,18 @@ import argparse
 import json
 import logging
 import os
-import signal
 import sys
-import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from selfcorrect_action import __version__
-from selfcorrect_action.errors import (
-    SIGNAL_EXIT_CODES,
-    Interrupted,
-    SelfcorrectError,
-    interrupted_by,
-)
+from selfcorrect_action.choices import RUNTIMES, STRUCTURED_CHOICES
+from selfcorrect_action.errors import SelfcorrectError, interrupted_by
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
+from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
 
-# The run settings' choices, without importing the run machinery to build the parser.
-STRUCTURED_CHOICES = ("auto", "json-schema", "json-object-schema", "json-object", "off")
 Handler = Callable[[argparse.Namespace], int]
-SignalHandler = Callable[[int, FrameType | None], Any] | int | None
 
 
 class _Parser(argparse.ArgumentParser):
@@ -133,16 +124,23 @@ def _add_run(sub: Subparsers) -> None:
         "and AUDIT.md to the output folder.",
     )
     p.add_argument("spec", type=Path, help="the task spec (YAML; see docs/task-spec.md)")
-    p.add_argument("--model", help="litellm model name for every tier (overrides the spec)")
     p.add_argument("--replay", type=Path, help="play back a recording instead of calling a model")
     p.add_argument("--record", type=Path, help="record every model exchange to this file "
                    "(a new file: an existing one is kept unless --overwrite-record)")
     p.add_argument("--overwrite-record", action="store_true",
                    help="let --record replace an existing recording")
     p.add_argument("--out", type=Path, dest="out_dir", help="output folder (default out/SPEC)")
-    _add_runtime(p)
     p.add_argument("--guidance", help="extra guidance for every generation, e.g. "
                    "\"use a log scale\" (what a /selfcorrect retry comment passes)")
+    _add_settings(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object at the end")
+    p.set_defaults(handler=_run_run)
+
+
+def _add_settings(p: argparse.ArgumentParser) -> None:
+    """The run settings a command line can give (runs/settings.py's table: a flag wins over
+    its SELFCORRECT_* variable, which wins over the default)."""
+    p.add_argument("--model", help="litellm model name for every tier (overrides the spec)")
     p.add_argument("--api-base", help="base URL of an OpenAI-compatible API or LiteLLM proxy "
                    "(default: SELFCORRECT_API_BASE, else the provider's own)")
     p.add_argument("--llm-timeout", metavar="SECONDS",
@@ -156,33 +154,58 @@ def _add_run(sub: Subparsers) -> None:
                    "enforces one), json-schema (vLLM, Ollama, LM Studio), json-object-schema "
                    "(llama.cpp's server), json-object, off (default auto, or "
                    "SELFCORRECT_STRUCTURED_OUTPUT)")
-    p.add_argument("--json", action="store_true", help="print one JSON object at the end")
-    p.set_defaults(handler=_run_run)
+    p.add_argument("--runtime", choices=list(RUNTIMES),
+                   help="container runtime for the sandbox: runc or runsc (gVisor) (default "
+                   "runc, or SELFCORRECT_RUNTIME)")
+    p.add_argument("--sandbox-image", metavar="IMAGE",
+                   help="a prebuilt sandbox image to use instead of building one (default: "
+                   "SELFCORRECT_SANDBOX_IMAGE, else built from sandbox/)")
 
 
 def _add_runtime(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--runtime", choices=["runc", "runsc"], default="runc",
+    p.add_argument("--runtime", choices=list(RUNTIMES), default="runc",
                    help="container runtime for the sandbox: runc (default) or runsc (gVisor)")
+
+
+def _resolved_settings(args: argparse.Namespace) -> Any:
+    from selfcorrect_action.runs import settings
+
+    given = settings.flag_values({
+        "model": args.model, "api_base": args.api_base, "llm_timeout_s": args.llm_timeout,
+        "llm_retries": args.llm_retries, "structured_output": args.structured_output,
+        "runtime": args.runtime, "sandbox_image": args.sandbox_image})
+    for name, flag in (("replay", "--replay"), ("record", "--record"),
+                       ("guidance", "--guidance")):
+        value = getattr(args, name, None)
+        given[name] = settings.Given(value, flag) if value else None
+    return settings.resolve(os.environ, given)
 
 
 def _run_run(args: argparse.Namespace) -> int:
     from selfcorrect_action.commands.run_cmd import RunOptions, run_spec
-    from selfcorrect_action.runs import settings
 
-    given = {
-        "model": args.model, "replay": args.replay, "record": args.record,
-        "runtime": args.runtime, "guidance": args.guidance,
-        "api_base": settings.api_base(args.api_base, "--api-base") if args.api_base else None,
-        "llm_timeout_s": settings.llm_timeout(args.llm_timeout, "--llm-timeout")
-        if args.llm_timeout is not None else None,
-        "llm_retries": settings.llm_retries(args.llm_retries, "--llm-retries")
-        if args.llm_retries is not None else None,
-        "structured_output": args.structured_output,
-    }
     return run_spec(RunOptions(
-        spec_path=args.spec, settings=settings.from_environment(os.environ, **given),
+        spec_path=args.spec, settings=_resolved_settings(args).settings,
         out_dir=args.out_dir, as_json=args.json, overwrite_record=args.overwrite_record,
-    ), environ=os.environ)
+    ), environ=os.environ, cancel=args.cancel)
+
+
+def _add_config(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "config", help="print the run settings in effect and where each one comes from",
+        description="Print every run setting as `selfcorrect run` would use it with the same "
+        "flags, and its source: a flag, a SELFCORRECT_* variable or the default. The action "
+        "reads its inputs as flags (see docs/settings.md).",
+    )
+    _add_settings(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_run_config)
+
+
+def _run_config(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.config_cmd import show_config
+
+    return show_config(_resolved_settings(args), as_json=args.json)
 
 
 def _help_of(parser: argparse.ArgumentParser) -> Handler:
@@ -206,7 +229,7 @@ def _add_action(sub: Subparsers) -> None:
 def _run_action(args: argparse.Namespace) -> int:
     from selfcorrect_action.commands.action_cmd import run_action
 
-    return run_action(os.environ)
+    return run_action(os.environ, cancel=args.cancel)
 
 
 def _add_bench(sub: Subparsers) -> None:
@@ -259,10 +282,14 @@ def _run_bench(args: argparse.Namespace) -> int:
     from selfcorrect_action.errors import UsageError
     from selfcorrect_action.runs import settings
 
+    # Mode model's run settings come from the same table as `selfcorrect run`'s, so the
+    # SELFCORRECT_* variables apply to it too.
+    run_settings = settings.resolve(os.environ, settings.flag_values({
+        "model": args.model, "api_base": args.api_base, "runtime": args.runtime})).settings
     given = {"mode": args.mode, "limit": args.limit, "workers": args.workers,
              "isolation": args.isolation, "runtime": args.runtime, "model": args.model,
-             "api_base": settings.api_base(args.api_base, "--api-base") if args.api_base
-             else None, "replay": args.replay, "samples": args.samples, "gate": args.gate,
+             "api_base": run_settings.api_base if args.api_base else None,
+             "replay": args.replay, "samples": args.samples, "gate": args.gate,
              "out": args.out, "fresh": args.fresh, "reference": args.reference,
              "reference_on_host": args.reference_on_host}
     try:
@@ -272,7 +299,7 @@ def _run_bench(args: argparse.Namespace) -> int:
         raise UsageError(f"--{'-'.join(map(str, problem['loc']))}: {problem['msg']}",
                          hint="see `selfcorrect bench humaneval --help`") from exc
     return bench_humaneval(options, command=["selfcorrect", *sys.argv[1:]],
-                           environ=os.environ)
+                           environ=os.environ, run_settings=run_settings, cancel=args.cancel)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -284,7 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(handler=_help_of(parser))
     sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND",
                                 parser_class=_Parser)
-    for add in (_add_run, _add_exec, _add_sandbox, _add_validate, _add_action, _add_bench):
+    for add in (_add_run, _add_exec, _add_config, _add_sandbox, _add_validate, _add_action,
+                _add_bench):
         add(sub)
     return parser
 
@@ -299,10 +327,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     secrets = secrets_from_env(os.environ)
     _log_redacted(secrets)
     # CI cancels a job with SIGTERM: end like Ctrl-C does, with the reports written and the
-    # sandbox containers removed, instead of dying where we stand.
-    previous = _terminate_as_interrupt()
+    # sandbox containers removed, instead of dying where we stand. Runs take the token.
+    args.cancel = CancelToken()
     try:
-        return handler(args)
+        with cancel_on_signals(args.cancel):
+            return handler(args)
     except SelfcorrectError as exc:
         print(redact(f"selfcorrect: error: {exc}", secrets=secrets), file=sys.stderr)
         if getattr(args, "json", False):
@@ -314,9 +343,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         interruption = interrupted_by(exc)
         print(f"selfcorrect: interrupted by {interruption.described}", file=sys.stderr)
         return interruption.exit_code
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
 
 
 class _RedactingFormatter(logging.Formatter):
@@ -337,15 +363,3 @@ def _log_redacted(secrets: list[str]) -> None:
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(_RedactingFormatter(secrets))
     package.addHandler(handler)
-
-
-def _terminate_as_interrupt() -> SignalHandler:
-    """SIGTERM raises Interrupted (a KeyboardInterrupt) from now on; returns the handler it
-    replaced (None outside the main thread, where no handler can be set)."""
-    if threading.current_thread() is not threading.main_thread():
-        return None
-
-    def interrupt(signum: int, frame: object) -> None:
-        raise Interrupted("SIGTERM", SIGNAL_EXIT_CODES["SIGTERM"])
-
-    return signal.signal(signal.SIGTERM, interrupt)

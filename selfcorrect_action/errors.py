@@ -50,7 +50,9 @@ class Interrupted(KeyboardInterrupt):
 
     @property
     def described(self) -> str:
-        return "SIGINT (Ctrl-C)" if self.signal_name == "SIGINT" else self.signal_name
+        if self.signal_name == "SIGINT":
+            return "SIGINT (Ctrl-C)"
+        return self.signal_name if self.signal_name.startswith("SIG") else "a cancel request"
 
 
 SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}

@@ -274,10 +274,12 @@ def _run_all(tasks: list[Task], env: ActionEnv) -> int:
     outcomes: list[TaskOutcome] = []
     code = EXIT_OK
     for task in tasks:
+        env.cancel.check()  # a cancelled job starts no further task
         env.say("task", f"{task.label} -> {task.branch}")
         try:
             outcome = run_task(task, context=env.context, inputs=env.inputs, forge=env.forge,
-                               environ=env.environ, secrets=env.secrets, say=env.say)
+                               environ=env.environ, secrets=env.secrets, say=env.say,
+                               cancel=env.cancel, connections=env.connections)
         except SelfcorrectError as exc:
             reporting.task_failed(env, task, exc,
                                   report_marker(f"run={env.context.run_key} task={task.branch}"))

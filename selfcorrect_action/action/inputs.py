@@ -12,8 +12,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from selfcorrect_action.choices import Runtime, StructuredOutput
 from selfcorrect_action.errors import UsageError
-from selfcorrect_action.llm.models import StructuredOutput
 from selfcorrect_action.runs import settings as run_settings
 
 Mode = Literal["run", "plan", "publish"]
@@ -31,7 +31,7 @@ class ActionInputs(BaseModel):
     api_base: str | None = None
     tasks: str = DEFAULT_TASKS
     trigger_label: str = "selfcorrect"
-    sandbox_runtime: Literal["runc", "runsc"] = "runc"
+    sandbox_runtime: Runtime | None = None
     sandbox_image: str | None = None
     patch_attempts: int | None = None
     rethink_attempts: int | None = None
@@ -43,8 +43,17 @@ class ActionInputs(BaseModel):
     llm_timeout_s: float | None = None
     llm_retries: int | None = None
     mode: Mode = "run"
-    structured_output: StructuredOutput = "auto"
+    structured_output: StructuredOutput | None = None
     plan_dir: str = DEFAULT_PLAN_DIR
+
+    def run_settings(self) -> dict[str, object]:
+        """The inputs that are run settings, by the settings' own names (None: not given,
+        so the SELFCORRECT_* variable or the default applies)."""
+        return {"model": self.model, "strong_model": self.strong_model,
+                "judge_model": self.judge_model, "api_base": self.api_base,
+                "llm_timeout_s": self.llm_timeout_s, "llm_retries": self.llm_retries,
+                "structured_output": self.structured_output, "runtime": self.sandbox_runtime,
+                "sandbox_image": self.sandbox_image}
 
 
 def raw_input(environ: Mapping[str, str], name: str) -> str:
@@ -60,17 +69,20 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         raise UsageError("input github-token is empty",
                          hint="leave it at its default (${{ github.token }}) or pass a token "
                          "with contents, pull-requests and issues write access")
+    def setting(name: str) -> object:
+        row = run_settings.SETTING[name]
+        assert row.action_input is not None
+        raw = get(row.action_input)
+        return row.parse(raw, f"input {row.action_input}") if raw is not None else None
+
     values: dict[str, object] = {
         "github_token": token,
-        "model": get("model"), "strong_model": get("strong-model"),
-        "judge_model": get("judge-model"),
-        "api_base": run_settings.api_base(raw, "input api-base") if (raw := get("api-base"))
-        else None,
+        **{name: setting(name) for name in ("model", "strong_model", "judge_model",
+                                            "api_base", "llm_timeout_s", "llm_retries",
+                                            "structured_output", "sandbox_image")},
+        "sandbox_runtime": setting("runtime"),
         "tasks": get("tasks") or DEFAULT_TASKS,
         "trigger_label": get("trigger-label") or "selfcorrect",
-        "sandbox_runtime": _choice(get("sandbox-runtime") or "runc", "sandbox-runtime",
-                                   ("runc", "runsc")),
-        "sandbox_image": get("sandbox-image"),
         "patch_attempts": _whole(get("patch-attempts"), "patch-attempts", 0, 20),
         "rethink_attempts": _whole(get("rethink-attempts"), "rethink-attempts", 0, 10),
         "max_tokens": _whole(get("max-tokens"), "max-tokens", 1, 100_000_000),
@@ -78,13 +90,7 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         "draft_on_failure": _flag(get("draft-on-failure"), "draft-on-failure"),
         "base_branch": get("base-branch"),
         "replay": _repo_path(get("replay"), "replay"),
-        "llm_timeout_s": run_settings.llm_timeout(raw, "input llm-timeout")
-        if (raw := get("llm-timeout")) else None,
-        "llm_retries": run_settings.llm_retries(raw, "input llm-retries")
-        if (raw := get("llm-retries")) else None,
         "mode": _choice(get("mode") or "run", "mode", ("run", "plan", "publish")),
-        "structured_output": run_settings.structured_output(raw, "input structured-output")
-        if (raw := get("structured-output")) else "auto",
         "plan_dir": _repo_path(get("plan-dir"), "plan-dir") or DEFAULT_PLAN_DIR,
     }
     return ActionInputs.model_validate(values)

@@ -24,21 +24,13 @@ from selfcorrect_action.github.naming import (
     report_marker,
 )
 from selfcorrect_action.github.plan import RUNS_DIR, WritePlan
-from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.records import evolve
-from selfcorrect_action.report.audit import audit_markdown, summary_markdown
-from selfcorrect_action.report.run_json import run_json
-from selfcorrect_action.report.writer import write_atomically
-from selfcorrect_action.runs.outcome import exit_code
-from selfcorrect_action.runs.prepare import (
-    check_models,
-    check_replay_fits,
-    initial_state,
-    resolve_models,
-)
-from selfcorrect_action.runs.session import RunEvents, RunSession
-from selfcorrect_action.runs.settings import RunSettings
+from selfcorrect_action.runs import pipeline
+from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.pipeline import Connections, Finished
+from selfcorrect_action.runs.session import RunEvents
+from selfcorrect_action.runs.settings import SETTING, Given, RunSettings, resolve
 from selfcorrect_action.spec import Budget, LoadedSpec
 
 log = logging.getLogger(__name__)
@@ -61,13 +53,13 @@ class TaskOutcome:
 
 
 def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge: Forge,
-             environ: Mapping[str, str], secrets: Sequence[str], say: Say) -> TaskOutcome:
-    settings = _settings(task, inputs, environ)
-    loaded = _with_budget_caps(task.loaded, inputs)
-    models = _models(loaded, settings, inputs, environ)
-    check_models(models, settings)
-    if settings.replay is not None:
-        check_replay_fits(settings.replay, loaded.spec.prompt, secrets=secrets)
+             environ: Mapping[str, str], secrets: Sequence[str], say: Say,
+             cancel: CancelToken | None = None,
+             connections: Connections | None = None) -> TaskOutcome:
+    settings = task_settings(task, inputs, environ)
+    prepared = pipeline.prepare(_with_budget_caps(task.loaded, inputs), settings,
+                                environ=environ, secrets=secrets,
+                                replay_shown=_replay_shown(task, context))
     live = _live_comment(task, context, forge, secrets)
     # mode plan runs with a read-only token: the comment is only planned, never posted live.
     posting = live if live is not None and inputs.mode != "plan" else None
@@ -80,41 +72,47 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
         if posting is not None:
             posting.on_event(step, message)
 
+    def publish(done: Finished) -> tuple[WritePlan, Applied | None]:
+        plan = build_plan(
+            task, done.state, repository=context.repository,
+            base_branch=inputs.base_branch or task.base_branch or forge.default_branch(),
+            audit_md=done.reports.audit_md, run_json=done.reports.run_json,
+            summary_md=done.reports.summary_md, server_url=context.server_url,
+            comment_body=live.final_body(done.state) if live else None,
+            comment_marker=live.marker if live else None,
+            draft_on_failure=inputs.draft_on_failure, secrets=secrets)
+        return plan, _publish(plan, inputs, context, forge, done.state, say)
+
     events = RunEvents(on_event=on_event,
                        on_state=posting.on_state if posting else _no_state)
-    with RunSession(loaded, models, settings, environ=environ, secrets=secrets,
-                    events=events) as session:
-        state = session.run(_started(task, context, loaded, models, settings))
-    audit_md, run_data = audit_markdown(state, secrets=secrets), run_json(state, secrets=secrets)
-    audit_path = _write_reports(context.workspace, state.run_id, audit_md, run_data)
-    plan = build_plan(
-        task, state, repository=context.repository,
-        base_branch=inputs.base_branch or task.base_branch or forge.default_branch(),
-        audit_md=audit_md,
-        run_json=run_data, summary_md=summary_markdown(state, secrets=secrets),
-        server_url=context.server_url,
-        comment_body=live.final_body(state) if live else None,
-        comment_marker=live.marker if live else None, draft_on_failure=inputs.draft_on_failure,
-        secrets=secrets)
-    applied = _publish(plan, inputs, context, forge, state, say)
-    code = exit_code(state)
+    # Into the workspace too, at the path the commit uses: a later step can upload them.
+    outcome = pipeline.run(prepared, environ=environ, secrets=secrets, events=events,
+                           cancel=cancel, reports_dir=context.workspace / RUNS_DIR
+                           / prepared.state.run_id,
+                           publish=publish, connections=connections)
+    if outcome.interruption is not None:
+        # Not published (a cancelled job's run is not a result), but the comment says how
+        # it ended, and its reports are in the workspace.
+        if posting is not None:
+            posting.on_state(outcome.state)
+        outcome.raise_if_interrupted()
+    assert outcome.published is not None and outcome.report_paths is not None
+    plan, applied = outcome.published
+    code = outcome.exit_code
     if applied is not None and applied.held_back and code == 0:
         code = 1  # passed, but not published: a person's commit is in the way
-    return TaskOutcome(task, state, plan, applied, audit_path, code)
+    return TaskOutcome(task, outcome.state, plan, applied, outcome.report_paths.audit_md, code)
 
 
-def _started(task: Task, context: ActionContext, loaded: LoadedSpec, models: ModelTiers,
-             settings: RunSettings) -> RunState:
-    state = initial_state(loaded, models, settings)
+def _replay_shown(task: Task, context: ActionContext) -> str | None:
+    """Reports (comments, the PR) name the recording by its path in the repository, not by
+    where the runner happened to check it out."""
     if task.replay is None:
-        return state
-    # Reports (comments, the PR) name the recording by its path in the repository, not by
-    # where the runner happened to check it out.
+        return None
     try:
-        shown = task.replay.relative_to(context.workspace).as_posix()
+        return task.replay.relative_to(context.workspace).as_posix()
     except ValueError:
-        shown = task.replay.name
-    return evolve(state, {"replay_file": shown})
+        return task.replay.name
 
 
 def _publish(plan: WritePlan, inputs: ActionInputs, context: ActionContext, forge: Forge,
@@ -133,24 +131,17 @@ def _publish(plan: WritePlan, inputs: ActionInputs, context: ActionContext, forg
     return applied
 
 
-def _settings(task: Task, inputs: ActionInputs, environ: Mapping[str, str]) -> RunSettings:
-    return RunSettings(
-        model=inputs.model, api_base=inputs.api_base, replay=task.replay,
-        runtime=inputs.sandbox_runtime, guidance=task.guidance,
-        llm_timeout_s=inputs.llm_timeout_s or RunSettings().llm_timeout_s,
-        llm_retries=inputs.llm_retries if inputs.llm_retries is not None
-        else RunSettings().llm_retries,
-        sandbox_image=inputs.sandbox_image,
-        structured_output=inputs.structured_output,
-        fallback_model=environ.get("SELFCORRECT_MODEL") or None,
-    )
-
-
-def _models(loaded: LoadedSpec, settings: RunSettings, inputs: ActionInputs,
-            environ: Mapping[str, str]) -> ModelTiers:
-    tiers = resolve_models(loaded, settings, environ)
-    return ModelTiers(cheap=tiers.cheap, strong=inputs.strong_model or tiers.strong,
-                      judge=inputs.judge_model or tiers.judge)
+def task_settings(task: Task, inputs: ActionInputs, environ: Mapping[str, str]
+                  ) -> RunSettings:
+    """The action's inputs are its flags: each wins over its SELFCORRECT_* variable, as a
+    flag does for the CLI (runs/settings.py holds the one table)."""
+    given: dict[str, Given | None] = {
+        "replay": Given(task.replay, "input replay") if task.replay else None,
+        "guidance": Given(task.guidance, "the retry comment") if task.guidance else None,
+    }
+    given |= {name: Given(value, f"input {SETTING[name].action_input}")
+              for name, value in inputs.run_settings().items() if value is not None}
+    return resolve(environ, given).settings
 
 
 def _with_budget_caps(loaded: LoadedSpec, inputs: ActionInputs) -> LoadedSpec:
@@ -192,15 +183,6 @@ def _set_running(forge: Forge, task: Task) -> None:
         forge.add_labels(task.comment_on, [LABEL_RUNNING])
     except ForgeError as exc:  # a label is a courtesy: the run goes on without it
         log.warning("could not label #%s as running: %s", task.comment_on, exc.message)
-
-
-def _write_reports(workspace: Path, run_id: str, audit_md: str, run_data: str) -> Path:
-    """Into the workspace too, at the path the commit uses: a later step can upload them."""
-    folder = workspace / RUNS_DIR / run_id
-    folder.mkdir(parents=True, exist_ok=True)
-    write_atomically(folder / "AUDIT.md", audit_md)
-    write_atomically(folder / "run.json", run_data)
-    return folder / "AUDIT.md"
 
 
 def _no_state(state: RunState) -> None:

@@ -16,6 +16,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from selfcorrect_action.bench.options import BenchOptions
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.results import Store
+from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.settings import RunSettings
 
 
 class Bar:
@@ -40,6 +42,9 @@ class BenchContext:
     problems: list[Problem]
     console: Console = field(default_factory=lambda: Console(stderr=True, highlight=False))
     secrets: list[str] = field(default_factory=list)
+    # Mode model's run: the same settings table, and the token a signal sets, as any run.
+    run_settings: RunSettings = field(default_factory=RunSettings)
+    cancel: CancelToken = field(default_factory=CancelToken)
 
     @contextmanager
     def bar(self, label: str, total: int) -> Iterator[Bar]:

@@ -24,11 +24,12 @@ from typing import Literal
 
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.scoring import LIMITS, Score, judge, tests_request
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.evaluation.junit import pytest_argv
 from selfcorrect_action.sandbox.batch import BatchSandbox
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.engine_api import Engine
-from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult, Runtime
+from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult
 from selfcorrect_action.spec import Isolation as TestIsolation
 
 Isolation = Literal["strict", "batch"]

@@ -26,14 +26,14 @@ from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.scoring import LIMITS, judge, tests_request
 from selfcorrect_action.bench.tasks import initial_state
 from selfcorrect_action.errors import SelfcorrectError, UsageError
-from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ModelTiers
-from selfcorrect_action.llm.retry import RetryPolicy
-from selfcorrect_action.loop.budget import no_limits
 from selfcorrect_action.loop.codeblock import extract_code
-from selfcorrect_action.loop.deps import Deps, no_price
-from selfcorrect_action.loop.orchestrator import run_loop
 from selfcorrect_action.loop.state import RunState, Status
+from selfcorrect_action.records import evolve
+from selfcorrect_action.runs import pipeline
+from selfcorrect_action.runs.pipeline import Connections, PreparedRun, RunOutcome
+from selfcorrect_action.runs.session import llm_client
+from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.templating import render
 
@@ -108,7 +108,8 @@ def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: S
                  work: Path, recordings: Path) -> dict[str, Any]:
     options = ctx.options
     try:
-        llm = _client(ctx, models, problem, recordings)
+        settings = _settings(ctx, problem, recordings)
+        llm = llm_client(models, settings, secrets=ctx.secrets)
     except SelfcorrectError as exc:
         return {"error": str(exc)[:500]}
     record: dict[str, Any] = {}
@@ -123,13 +124,30 @@ def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: S
         record["oneshot"] = {"passed": score.passed, "category": score.category,
                              "tokens": answer.total_tokens, "cost_usd": answer.cost_usd,
                              "cost_known": answer.cost_known}
-    deps = Deps(llm=llm, sandbox=box, work_root=work / "loop", inputs=[],
-                price=no_price if options.replay else _price(),
-                limits=no_limits if options.replay else _limits())
-    state = run_loop(initial_state(problem, models, options.runtime,
-                                   replayed=options.replay is not None), deps)
-    record["loop"] = loop_record(state)
+    # The loop is the product's own run, on the same client (its recording goes on where
+    # the one-shot's ended) and the benchmark's shared sandbox. A replay's tiers do not
+    # name the model that answered: its calls stay unpriced.
+    prepared = PreparedRun(
+        state=initial_state(problem, models, options.runtime, replayed=settings.replaying),
+        settings=settings, limits=LIMITS, priced=not settings.replaying)
+    outcome: RunOutcome[None] = pipeline.run(
+        prepared, environ={}, secrets=ctx.secrets, cancel=ctx.cancel,
+        connections=Connections(llm=llm, sandbox=box))
+    outcome.raise_if_interrupted()
+    record["loop"] = loop_record(outcome.state)
     return record
+
+
+def _settings(ctx: BenchContext, problem: Problem, recordings: Path) -> RunSettings:
+    """The run settings with this problem's recording: played back, or written."""
+    options = ctx.options
+    if options.replay is not None:
+        path = options.replay / recording_name(problem)
+        if not path.is_file():
+            raise UsageError(f"{path}: no recording for {problem.task_id}")
+        return evolve(ctx.run_settings, {"replay": path, "record": None})
+    return evolve(ctx.run_settings, {"record": recordings / recording_name(problem),
+                                     "replay": None})
 
 
 def loop_record(state: RunState) -> dict[str, Any]:
@@ -144,36 +162,6 @@ def loop_record(state: RunState) -> dict[str, Any]:
         if state.status is not Status.PASSED else None,
         "stop_reason": state.stop_reason[:300],
     }
-
-
-def _client(ctx: BenchContext, models: ModelTiers, problem: Problem, recordings: Path) -> LLM:
-    from selfcorrect_action.llm.factory import client_for  # litellm loads on first use
-
-    options = ctx.options
-    if options.replay is not None:
-        path = options.replay / recording_name(problem)
-        if not path.is_file():
-            raise UsageError(f"{path}: no recording for {problem.task_id}")
-        return client_for(models, replay=path)
-    return client_for(models, record=recordings / recording_name(problem),
-                      api_base=options.api_base, timeout_s=options.llm_timeout_s,
-                      retry=RetryPolicy(max_attempts=options.llm_retries + 1),
-                      secrets=ctx.secrets)
-
-
-def _price() -> Any:
-    from selfcorrect_action.llm.pricing import price_usd
-
-    return price_usd
-
-
-def _limits() -> Any:
-    from selfcorrect_action.llm.limits import model_limits
-
-    def limits(model: str) -> tuple[int | None, int | None]:
-        known = model_limits(model)
-        return known.context_tokens, known.answer_tokens
-    return limits
 
 
 def _slug(name: str) -> str:

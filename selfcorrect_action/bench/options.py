@@ -7,7 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from selfcorrect_action.sandbox.models import Runtime
+from selfcorrect_action.choices import Runtime
 
 Mode = Literal["canonical", "mutants", "cheats", "model", "samples"]
 Isolation = Literal["strict", "batch"]
@@ -33,8 +33,6 @@ class BenchOptions(BaseModel):
     # samples mode: the user's word that the completions may run on this host, unsandboxed,
     # in the reference harness (canonical mode runs only the package's own solutions there).
     reference_on_host: bool = False
-    llm_timeout_s: float = 180.0
-    llm_retries: int = 3
 
     @property
     def settings(self) -> dict[str, object]:

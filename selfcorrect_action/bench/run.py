@@ -21,6 +21,8 @@ from selfcorrect_action.bench.results import RunRecord, Store
 from selfcorrect_action.bench.samples import read_samples
 from selfcorrect_action.bench.side_by_side import run_canonical, run_samples
 from selfcorrect_action.bench.threads import serialise_ast_parse
+from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox import engine as engines
 from selfcorrect_action.sandbox.image import ensure_image
 from selfcorrect_action.templating import render
@@ -36,7 +38,8 @@ class Rendered:
 
 
 def run_bench(options: BenchOptions, *, command: Sequence[str], secrets: Sequence[str] = (),
-              console: Console | None = None) -> int:
+              console: Console | None = None, run_settings: RunSettings | None = None,
+              cancel: CancelToken | None = None) -> int:
     console = console or Console(stderr=True, highlight=False)
     serialise_ast_parse()
     everything = load_problems()
@@ -45,7 +48,9 @@ def run_bench(options: BenchOptions, *, command: Sequence[str], secrets: Sequenc
     client = engines.connect()
     image = ensure_image(client, progress=lambda line: console.print(line, markup=False))
     ctx = BenchContext(options=options, engine=client, image=image, store=store,
-                       problems=problems, console=console, secrets=list(secrets))
+                       problems=problems, console=console, secrets=list(secrets),
+                       run_settings=run_settings or RunSettings(runtime=options.runtime),
+                       cancel=cancel or CancelToken())
     runner: Callable[[BenchContext], str] = {
         "canonical": run_canonical, "samples": run_samples, "mutants": run_mutants,
         "cheats": run_cheats, "model": run_model,

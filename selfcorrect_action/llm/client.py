@@ -16,6 +16,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
+from selfcorrect_action.choices import StructuredOutput
 from selfcorrect_action.llm._litellm import load as load_litellm
 from selfcorrect_action.llm.failures import (
     Failure,
@@ -29,7 +30,6 @@ from selfcorrect_action.llm.models import (
     ChatRequest,
     ChatResponse,
     ModelTiers,
-    StructuredOutput,
 )
 from selfcorrect_action.llm.replay import REPLAY_HIDDEN_KEY, ReplaySession
 from selfcorrect_action.llm.retry import RetryPolicy, backoff_delay

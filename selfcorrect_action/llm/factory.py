@@ -6,9 +6,10 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from selfcorrect_action.choices import StructuredOutput
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.client import DEFAULT_TIMEOUT_S, LiteLLMClient
-from selfcorrect_action.llm.models import ModelTiers, StructuredOutput
+from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.llm.recording import Recorder, RecordingLLM
 from selfcorrect_action.llm.replay import ReplaySession
 from selfcorrect_action.llm.retry import RetryPolicy

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfcorrect_action.llm.models import ChatMessage, ChatRequest, StructuredOutput
+from selfcorrect_action.choices import StructuredOutput
+from selfcorrect_action.llm.models import ChatMessage, ChatRequest
 
 # Bounds a grammar-based decoder cannot compile at a useful cost, and prose it does not need.
 _DROPPED_KEYS = frozenset({"maxLength", "minLength", "maxItems", "minItems", "pattern",

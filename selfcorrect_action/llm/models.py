@@ -28,7 +28,6 @@ class ModelTiers(BaseModel):
 # A downscaled image is a few hundred KB at most (evaluation/images.judge_image): anything
 # bigger is not one of ours.
 MAX_IMAGE_BASE64_CHARS = 1_400_000
-StructuredOutput = Literal["auto", "json-schema", "json-object-schema", "json-object", "off"]
 
 
 class ImageAttachment(BaseModel):

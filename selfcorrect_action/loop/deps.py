@@ -49,3 +49,6 @@ class Deps:
     # or Ctrl-C interrupts has not put its calls into the state yet, and what they cost
     # must not vanish from the reports ("cost $0.0000" after a paid, unpriced call).
     ledger: list[LLMCall] = field(default_factory=list)
+    # Raises Interrupted when the run was asked to stop (runs/cancel.py); called between
+    # steps, so a cancel from another thread (an API caller) ends the run at the next one.
+    check_cancelled: Callable[[], None] = lambda: None

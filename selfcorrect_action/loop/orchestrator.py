@@ -44,6 +44,7 @@ def run_loop(state: RunState, deps: Deps) -> RunState:
 
 def _run(state: RunState, deps: Deps) -> RunState:
     try:
+        deps.check_cancelled()
         if state.plan is None:
             state = plan(state, deps)
             deps.on_state(state)
@@ -52,9 +53,11 @@ def _run(state: RunState, deps: Deps) -> RunState:
                 state = end_run(state, Status.EXHAUSTED,
                                 f"all {state.max_attempts} attempts used")
                 break
+            deps.check_cancelled()
             state = generate(state, deps)
             if state.status is not Status.RUNNING:
                 break
+            deps.check_cancelled()
             state = reflect(evaluate(execute(state, deps), deps))
             deps.on_state(state)
     except SelfcorrectError as exc:

@@ -10,10 +10,11 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.llm.models import ModelTiers, Tier
 from selfcorrect_action.records import evolve
-from selfcorrect_action.sandbox.models import ExecutionResult, Runtime
+from selfcorrect_action.sandbox.models import ExecutionResult
 from selfcorrect_action.spec import Budget, TaskSpec
 from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.state import RunState
-from selfcorrect_action.report.audit import audit_markdown
+from selfcorrect_action.report.audit import audit_markdown, summary_markdown
 from selfcorrect_action.report.run_json import RUN_JSON, run_json
 
 AUDIT_MD = "AUDIT.md"
@@ -28,16 +28,32 @@ class ReportPaths:
     audit_md: Path
 
 
+@dataclass(frozen=True)
+class Reports:
+    """A run's reports, rendered and redacted: what is written to a folder, committed to a
+    pull request, or handed to an API caller."""
+
+    run_json: str
+    audit_md: str
+    summary_md: str  # the short Markdown summary (job summary, comments, the PR body)
+
+
+def render_reports(state: RunState, *, secrets: Sequence[str]) -> Reports:
+    return Reports(run_json=run_json(state, secrets=secrets),
+                   audit_md=audit_markdown(state, secrets=secrets),
+                   summary_md=summary_markdown(state, secrets=secrets))
+
+
+def write_rendered(reports: Reports, out_dir: Path) -> ReportPaths:
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_atomically(out_dir / RUN_JSON, reports.run_json)
+    write_atomically(out_dir / AUDIT_MD, reports.audit_md)
+    return ReportPaths(run_json=out_dir / RUN_JSON, audit_md=out_dir / AUDIT_MD)
+
+
 def write_reports(state: RunState, out_dir: Path, *, secrets: Sequence[str]) -> ReportPaths:
     """Render both reports first, then write them: a rendering bug writes nothing."""
-    documents = {
-        RUN_JSON: run_json(state, secrets=secrets),
-        AUDIT_MD: audit_markdown(state, secrets=secrets),
-    }
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for name, content in documents.items():
-        write_atomically(out_dir / name, content)
-    return ReportPaths(run_json=out_dir / RUN_JSON, audit_md=out_dir / AUDIT_MD)
+    return write_rendered(render_reports(state, secrets=secrets), out_dir)
 
 
 def write_atomically(path: Path, content: str) -> None:

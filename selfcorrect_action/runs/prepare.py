@@ -27,24 +27,28 @@ NO_MODEL_HINT = (
 
 def resolve_models(loaded: LoadedSpec, settings: RunSettings, environ: Mapping[str, str]
                    ) -> ModelTiers:
-    """The settings' model wins for every tier, then the spec's `models:`, then the
-    fallback model (SELFCORRECT_MODEL), then the defaults, which need a provider key (or a
-    local server: api_base)."""
+    """The settings' model wins for every tier (its strong and judge models for theirs), then
+    the spec's `models:`, then the fallback model (SELFCORRECT_MODEL), then the defaults,
+    which need a provider key (or a local server: api_base)."""
     spec_models = loaded.spec.models
-    configured = settings.model or settings.fallback_model or any(
-        (spec_models.cheap, spec_models.strong, spec_models.judge))
+    configured = (settings.model or settings.fallback_model or settings.strong_model
+                  or settings.judge_model
+                  or any((spec_models.cheap, spec_models.strong, spec_models.judge)))
     keyed = any(environ.get(key) for key in PROVIDER_KEYS) or settings.api_base
     if not (settings.replaying or configured or keyed):
         raise UsageError("no model is configured and no replay was given", hint=NO_MODEL_HINT)
     if settings.model:
-        return ModelTiers(cheap=settings.model, strong=settings.model, judge=settings.model)
-    defaults = ModelTiers()
-    fallback = settings.fallback_model
-    return ModelTiers(
-        cheap=spec_models.cheap or fallback or defaults.cheap,
-        strong=spec_models.strong or fallback or defaults.strong,
-        judge=spec_models.judge or fallback or defaults.judge,
-    )
+        tiers = ModelTiers(cheap=settings.model, strong=settings.model, judge=settings.model)
+    else:
+        defaults = ModelTiers()
+        fallback = settings.fallback_model
+        tiers = ModelTiers(
+            cheap=spec_models.cheap or fallback or defaults.cheap,
+            strong=spec_models.strong or fallback or defaults.strong,
+            judge=spec_models.judge or fallback or defaults.judge,
+        )
+    return ModelTiers(cheap=tiers.cheap, strong=settings.strong_model or tiers.strong,
+                      judge=settings.judge_model or tiers.judge)
 
 
 def check_models(models: ModelTiers, settings: RunSettings) -> None:

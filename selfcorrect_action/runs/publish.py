@@ -1,40 +1,30 @@
-"""Writing a finished run to a folder: run.json and AUDIT.md always; the passing script at
-the spec's output path and the artifacts it made only when the run passed."""
+"""Publishing a finished run to a folder, beside its reports: the passing script at the
+spec's output path and the artifacts it made, only when the run passed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfcorrect_action.loop.state import RunState, Status
-from selfcorrect_action.report.writer import (
-    copy_atomically,
-    destination,
-    write_atomically,
-    write_reports,
-)
+from selfcorrect_action.report.writer import copy_atomically, destination, write_atomically
 from selfcorrect_action.spec import LoadedSpec
 
 ARTIFACTS_DIR = "artifacts"
 
 
 @dataclass(frozen=True)
-class Published:
-    output: Path | None
-    run_json: Path
-    audit: Path
+class Output:
+    script: Path | None
     # Files an earlier passing run left in the same folder, which this failed run did not
     # replace: said out loud, so nobody takes them for this run's result.
     stale: list[Path] = field(default_factory=list)
 
 
-def publish(state: RunState, loaded: LoadedSpec, out_dir: Path, work_root: Path, *,
-            secrets: Sequence[str]) -> Published:
-    reports = write_reports(state, out_dir, secrets=secrets)
+def write_output(state: RunState, loaded: LoadedSpec, out_dir: Path, work_root: Path
+                 ) -> Output:
     if state.status is not Status.PASSED or state.last is None:
-        return Published(None, reports.run_json, reports.audit_md,
-                         stale=_left_by_earlier_run(loaded, out_dir))
+        return Output(None, stale=left_by_earlier_run(loaded, out_dir))
     # Through destination(): never through a link, replacing rather than writing into
     # whatever is there.
     output = destination(out_dir, str(loaded.spec.output))
@@ -44,10 +34,10 @@ def publish(state: RunState, loaded: LoadedSpec, out_dir: Path, work_root: Path,
         if file.is_file() and not file.is_symlink():
             relative = file.relative_to(produced).as_posix()
             copy_atomically(file, destination(out_dir, f"{ARTIFACTS_DIR}/{relative}"))
-    return Published(output, reports.run_json, reports.audit_md)
+    return Output(output)
 
 
-def _left_by_earlier_run(loaded: LoadedSpec, out_dir: Path) -> list[Path]:
+def left_by_earlier_run(loaded: LoadedSpec, out_dir: Path) -> list[Path]:
     """Not deleted: `--out .` is the repository itself, and the script there may be the
     user's own."""
     stale = [out_dir / str(loaded.spec.output)] if loaded.spec.output else []

@@ -17,12 +17,14 @@ from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.llm.retry import RetryPolicy
 from selfcorrect_action.loop.budget import LimitsFn, PriceFn, no_limits, unpriced_cost_cap
-from selfcorrect_action.loop.deps import Deps
+from selfcorrect_action.loop.deps import Deps, Executor, no_price
 from selfcorrect_action.loop.orchestrator import run_loop
 from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.image import ensure_image, require_image
 from selfcorrect_action.sandbox.models import InputFile, Limits
 from selfcorrect_action.spec import LoadedSpec
@@ -45,15 +47,26 @@ class RunEvents:
 
 
 class RunSession:
-    def __init__(self, loaded: LoadedSpec, models: ModelTiers, settings: RunSettings, *,
-                 environ: Mapping[str, str], secrets: Sequence[str],
-                 events: RunEvents | None = None) -> None:
-        self.loaded = loaded
+    """`llm`, `engine` and `sandbox` may be handed in (a benchmark shares one sandbox and one
+    recording client over a problem's calls; tests pass stand-ins at the Engine seam): what
+    was handed in is used and left open, what the session opened it closes."""
+
+    def __init__(self, models: ModelTiers, settings: RunSettings, *, limits: Limits,
+                 inputs: Sequence[InputFile] = (), environ: Mapping[str, str],
+                 secrets: Sequence[str], events: RunEvents | None = None,
+                 cancel: CancelToken | None = None, llm: LLM | None = None,
+                 engine: Engine | None = None, sandbox: Executor | None = None,
+                 priced: bool = True) -> None:
         self.models = models
         self.settings = settings
+        self._limits = limits
+        self._inputs = list(inputs)
         self._environ = environ
         self._secrets = list(secrets)
         self.events = events or RunEvents()
+        self.cancel = cancel or CancelToken()
+        self._given = (llm, engine, sandbox)
+        self._priced = priced
         self._stack = contextlib.ExitStack()
         self._deps: Deps | None = None
 
@@ -75,6 +88,10 @@ class RunSession:
         """Where attempt N's files are (attempt-N/run/...), until the session closes."""
         return self._opened().work_root
 
+    @property
+    def llm(self) -> LLM:
+        return self._opened().llm
+
     def run(self, state: RunState) -> RunState:
         deps = self._opened()
         for warning in unpriced_cost_cap(state.budget.cost_usd, self.models, deps.price,
@@ -88,41 +105,60 @@ class RunSession:
         return self._deps
 
     def _open(self) -> Deps:
-        llm = self._llm()
-        client = engine.connect(self._environ)
+        llm, engine_given, sandbox = self._given
         say = self.events.on_event
-        image = (require_image(client, self.settings.sandbox_image)
-                 if self.settings.sandbox_image else
-                 ensure_image(client, progress=lambda line: say("sandbox", line)))
-        sandbox = self._stack.enter_context(Sandbox(client, image, pool_size=1))
-        contract = self.loaded.spec.contract
-        sandbox.warm(Limits(memory_mb=contract.memory_mb, network=contract.network),
-                     self.settings.runtime)
+        if llm is None:
+            llm = llm_client(self.models, self.settings, secrets=self._secrets,
+                             on_wait=lambda message: say("llm", message))
+        if sandbox is None:
+            client = engine_given or engine.connect(self._environ)
+            image = (require_image(client, self.settings.sandbox_image)
+                     if self.settings.sandbox_image else
+                     ensure_image(client, progress=lambda line: say("sandbox", line)))
+            opened = self._stack.enter_context(Sandbox(client, image, pool_size=1))
+            opened.warm(self._limits, self.settings.runtime)
+            sandbox = opened
         scratch = self._stack.enter_context(
             tempfile.TemporaryDirectory(prefix="selfcorrect-run-"))
-        return Deps(llm=llm, sandbox=sandbox, work_root=Path(scratch),
-                    inputs=_inputs(self.loaded), price=_price(),
-                    limits=no_limits if self.settings.replaying else _limits(),
-                    sees_images=_sees_images(),
-                    on_event=say, on_state=self.events.on_state)
-
-    def _llm(self) -> LLM:
-        from selfcorrect_action.llm.factory import client_for  # litellm loads on first call
-
-        settings = self.settings
-        return client_for(
-            self.models, replay=settings.replay, record=settings.record,
-            api_base=settings.api_base, timeout_s=settings.llm_timeout_s,
-            retry=RetryPolicy(max_attempts=settings.llm_retries + 1), secrets=self._secrets,
-            on_wait=lambda message: self.events.on_event("llm", message),
-            structured=settings.structured_output,
-        )
+        return loop_deps(llm, sandbox, Path(scratch), self.settings, inputs=self._inputs,
+                         events=self.events, cancel=self.cancel, priced=self._priced)
 
 
-def _inputs(loaded: LoadedSpec) -> list[InputFile]:
+def llm_client(models: ModelTiers, settings: RunSettings, *, secrets: Sequence[str],
+               on_wait: Callable[[str], None] | None = None) -> LLM:
+    """The model client a run's settings ask for: replayed, recorded, or live."""
+    from selfcorrect_action.llm.factory import client_for  # litellm loads on first call
+
+    return client_for(
+        models, replay=settings.replay, record=settings.record,
+        api_base=settings.api_base, timeout_s=settings.llm_timeout_s,
+        retry=RetryPolicy(max_attempts=settings.llm_retries + 1), secrets=secrets,
+        on_wait=on_wait, structured=settings.structured_output,
+    )
+
+
+def loop_deps(llm: LLM, sandbox: Executor, work_root: Path, settings: RunSettings, *,
+              inputs: Sequence[InputFile] = (), events: RunEvents | None = None,
+              cancel: CancelToken | None = None, priced: bool = True) -> Deps:
+    """What the loop's steps get. A replayed run is not held to live models' limits (its
+    answers were made by whatever model recorded them); `priced=False` leaves its calls
+    unpriced, for replays whose tiers do not name the model that answered."""
+    events = events or RunEvents()
+    return Deps(llm=llm, sandbox=sandbox, work_root=work_root, inputs=list(inputs),
+                price=_price() if priced else no_price,
+                limits=no_limits if settings.replaying else _limits(),
+                sees_images=_sees_images(), on_event=events.on_event,
+                on_state=events.on_state,
+                check_cancelled=(cancel or CancelToken()).check)
+
+
+def spec_inputs(loaded: LoadedSpec) -> list[InputFile]:
     return [InputFile(path=path.name, data=path.read_bytes()) for path in loaded.input_paths]
 
 
+def spec_limits(loaded: LoadedSpec) -> Limits:
+    contract = loaded.spec.contract
+    return Limits(memory_mb=contract.memory_mb, network=contract.network)
 def _sees_images() -> Callable[[str], bool]:
     from selfcorrect_action.llm.limits import supports_images
 

@@ -6,22 +6,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from selfcorrect_action.choices import RUNTIMES, STRUCTURED_CHOICES, Runtime, StructuredOutput
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.llm.client import DEFAULT_TIMEOUT_S
-from selfcorrect_action.llm.models import StructuredOutput
-from selfcorrect_action.sandbox.models import Runtime
 
 ENV_MODEL = "SELFCORRECT_MODEL"
 ENV_API_BASE = "SELFCORRECT_API_BASE"
 ENV_LLM_TIMEOUT = "SELFCORRECT_LLM_TIMEOUT_S"
 ENV_LLM_RETRIES = "SELFCORRECT_LLM_RETRIES"
 ENV_STRUCTURED = "SELFCORRECT_STRUCTURED_OUTPUT"
-STRUCTURED_CHOICES = ("auto", "json-schema", "json-object-schema", "json-object", "off")
+ENV_RUNTIME = "SELFCORRECT_RUNTIME"
+ENV_SANDBOX_IMAGE = "SELFCORRECT_SANDBOX_IMAGE"
 DEFAULT_LLM_RETRIES = 3
 MAX_LLM_TIMEOUT_S = 3600.0
 MAX_LLM_RETRIES = 10
@@ -33,6 +34,8 @@ class RunSettings(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str | None = None  # every tier, over the spec's `models:`
+    strong_model: str | None = None  # the strong tier, over `model` (the action's input)
+    judge_model: str | None = None  # the judge tier, over `model`
     fallback_model: str | None = None  # the tiers the spec leaves out (SELFCORRECT_MODEL)
     api_base: str | None = None  # an OpenAI-compatible gateway, a LiteLLM proxy, Ollama...
     replay: Path | None = None
@@ -104,21 +107,114 @@ def _model_name(raw: str, where: str) -> str | None:
     return raw.strip() or None
 
 
-def from_environment(environ: Mapping[str, str], **given: object) -> RunSettings:
-    """Settings from what a front end was `given` (None = not given; it has checked its
-    own values), filled in from the environment variables, then the defaults."""
-    values = {key: value for key, value in given.items() if value is not None}
-    fallbacks: dict[str, tuple[str, Callable[[str, str], object]]] = {
-        "fallback_model": (ENV_MODEL, _model_name),
-        "api_base": (ENV_API_BASE, api_base),
-        "llm_timeout_s": (ENV_LLM_TIMEOUT, llm_timeout),
-        "llm_retries": (ENV_LLM_RETRIES, llm_retries),
-        "structured_output": (ENV_STRUCTURED, structured_output),
-    }
-    for key, (variable, parse) in fallbacks.items():
-        raw = environ.get(variable, "")
-        if key not in values and raw.strip():
-            parsed = parse(raw, variable)
+def runtime(raw: str, where: str) -> str:
+    value = raw.strip()
+    if value not in RUNTIMES:
+        raise UsageError(f"{where}: expected one of {', '.join(RUNTIMES)}, got {raw!r}",
+                         hint="runc for Docker's default runtime, runsc for gVisor")
+    return value
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One row of the precedence table: where a front end takes the value from, first to
+    last. A flag (the CLI) or an input (the action) wins over the environment variable,
+    which wins over the default; a blank value is not given."""
+
+    name: str
+    flag: str | None
+    action_input: str | None
+    variable: str | None
+    parse: Callable[[str, str], object]
+    default: str  # as shown by `selfcorrect config`
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting("model", "--model", "model", None, _model_name, "the spec's `models:`"),
+    Setting("strong_model", None, "strong-model", None, _model_name, "the spec's, or model"),
+    Setting("judge_model", None, "judge-model", None, _model_name, "the spec's, or model"),
+    Setting("fallback_model", None, None, ENV_MODEL, _model_name,
+            "openai/gpt-4o-mini (cheap, judge), openai/gpt-4o (strong)"),
+    Setting("api_base", "--api-base", "api-base", ENV_API_BASE, api_base,
+            "the provider's own"),
+    Setting("llm_timeout_s", "--llm-timeout", "llm-timeout", ENV_LLM_TIMEOUT, llm_timeout,
+            f"{DEFAULT_TIMEOUT_S:g}"),
+    Setting("llm_retries", "--llm-retries", "llm-retries", ENV_LLM_RETRIES, llm_retries,
+            f"{DEFAULT_LLM_RETRIES}"),
+    Setting("structured_output", "--structured-output", "structured-output", ENV_STRUCTURED,
+            structured_output, "auto"),
+    Setting("runtime", "--runtime", "sandbox-runtime", ENV_RUNTIME, runtime, "runc"),
+    Setting("sandbox_image", "--sandbox-image", "sandbox-image", ENV_SANDBOX_IMAGE,
+            _model_name, "built from sandbox/ (reused while current)"),
+)
+SETTING = {setting.name: setting for setting in SETTINGS}
+
+
+@dataclass(frozen=True)
+class Given:
+    """A value a front end was given, already checked, and what it was given as (a flag
+    such as --model, an input such as `input model`), for `selfcorrect config`."""
+
+    value: object
+    source: str
+
+
+@dataclass(frozen=True)
+class Resolved:
+    settings: RunSettings
+    sources: dict[str, str]  # setting name -> "--model", "SELFCORRECT_MODEL", "default"...
+
+
+def resolve(environ: Mapping[str, str], given: Mapping[str, Given | None]) -> Resolved:
+    """The one reading of a run's settings: what a front end was `given` (None = not
+    given), then the environment variables of the table, then the defaults. Settings that
+    are not in the table (replay, record, guidance) come only from `given`."""
+    values: dict[str, object] = {}
+    sources: dict[str, str] = {}
+    for name, item in given.items():
+        if item is not None and item.value is not None:
+            values[name], sources[name] = item.value, item.source
+    for setting in SETTINGS:
+        raw = environ.get(setting.variable, "") if setting.variable else ""
+        if setting.name not in values and raw.strip():
+            parsed = setting.parse(raw, setting.variable or setting.name)
             if parsed is not None:
-                values[key] = parsed
-    return RunSettings.model_validate(values)
+                values[setting.name], sources[setting.name] = parsed, setting.variable or ""
+    try:
+        settings = RunSettings.model_validate(values)
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        name = str(problem["loc"][0]) if problem["loc"] else "settings"
+        raise UsageError(f"{sources.get(name, name)}: {problem['msg']}",
+                         hint="see `selfcorrect config` for every setting and its source"
+                         ) from exc
+    for setting in SETTINGS:
+        sources.setdefault(setting.name, "default")
+    return Resolved(settings, sources)
+
+
+def flag_values(raw: Mapping[str, str | None]) -> dict[str, Given | None]:
+    """A command line's raw values (setting name -> text or None), each checked and named by
+    its flag; the values argparse already checked (choices) go through the same parse."""
+    return {name: _given(SETTING[name].parse, text, SETTING[name].flag or name)
+            for name, text in raw.items()}
+
+
+def input_values(raw: Mapping[str, str | None]) -> dict[str, Given | None]:
+    """The action's raw inputs (setting name -> text or None), named as `input NAME`."""
+    return {name: _given(SETTING[name].parse, text, f"input {SETTING[name].action_input}")
+            for name, text in raw.items()}
+
+
+def _given(parse: Callable[[str, str], object], text: str | None, source: str
+           ) -> Given | None:
+    if text is None or not text.strip():
+        return None
+    return Given(parse(text, source), source)
+
+
+def from_environment(environ: Mapping[str, str], **given: object) -> RunSettings:
+    """Settings from already-checked values (None = not given) and the environment: for
+    callers that do not report where a value came from (tests, benchmarks)."""
+    return resolve(environ, {name: Given(value, name) for name, value in given.items()
+                             if value is not None}).settings

@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from selfcorrect_action.sandbox.models import SANDBOX_UID, WORK_DIR, Limits, Runtime
+from selfcorrect_action.choices import Runtime
+from selfcorrect_action.sandbox.models import SANDBOX_UID, WORK_DIR, Limits
 
 LABEL = "org.selfcorrect.sandbox"
 LABEL_EXPIRES = "org.selfcorrect.expires"

@@ -17,12 +17,13 @@ from concurrent.futures import Future, ThreadPoolExecutor, wait
 from types import TracebackType
 from typing import Self
 
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.sandbox import engine as engine_checks
 from selfcorrect_action.sandbox import lifecycle
 from selfcorrect_action.sandbox.config import PoolKey
 from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.lifecycle import Prepared
-from selfcorrect_action.sandbox.models import Limits, Runtime
+from selfcorrect_action.sandbox.models import Limits
 from selfcorrect_action.sandbox.pool import WarmPool
 
 

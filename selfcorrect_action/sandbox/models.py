@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-Runtime = Literal["runc", "runsc"]
+from selfcorrect_action.choices import Runtime
 
 SANDBOX_UID = 10001
 WORK_DIR = "/work"

@@ -15,7 +15,7 @@ def test_defaults_as_action_yml_fills_them() -> None:
                           "INPUT_TRIGGER-LABEL": "selfcorrect", "INPUT_MODE": "run",
                           "INPUT_DRAFT-ON-FAILURE": "false", "INPUT_MODEL": ""})
     assert inputs.model is None and inputs.mode == "run" and not inputs.draft_on_failure
-    assert inputs.tasks == ".selfcorrect/tasks/*.yml" and inputs.sandbox_runtime == "runc"
+    assert inputs.tasks == ".selfcorrect/tasks/*.yml" and inputs.sandbox_runtime is None
 
 
 def test_every_input_is_read() -> None:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.state import RunState, Status
-from selfcorrect_action.runs.publish import publish
+from selfcorrect_action.runs.publish import write_output
 from selfcorrect_action.spec import load_spec_text
 
 
@@ -21,8 +21,7 @@ def test_a_failed_run_names_what_an_earlier_passing_run_left(tmp_path: Path) -> 
     state = RunState(run_id="r", started_at="t", spec_source="t.yml", spec=loaded.spec,
                      output_name="x.py", contract=loaded.spec.contract, models=ModelTiers(),
                      status=Status.EXHAUSTED, stop_reason="budget")
-    published = publish(state, loaded, out, tmp_path / "work", secrets=[])
-    assert published.output is None
-    assert published.stale == [out / "scripts" / "x.py", out / "artifacts"]
+    written = write_output(state, loaded, out, tmp_path / "work")
+    assert written.script is None
+    assert written.stale == [out / "scripts" / "x.py", out / "artifacts"]
     assert (out / "scripts" / "x.py").read_text() == "print('old')\n"  # not deleted
-    assert (out / "run.json").is_file() and (out / "AUDIT.md").is_file()

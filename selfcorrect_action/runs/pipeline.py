@@ -1,0 +1,142 @@
+"""The one path a run takes, whatever started it: a prepared task, a session (model client,
+engine, sandbox), the loop, the reports, then the front end's own publishing, and how it
+ended. `selfcorrect run`, the action and the benchmark's model mode are views on it: they
+choose the settings' source, what to show while it runs and where the result goes.
+
+The order is the guarantee: the reports are written before anything is published, always,
+even when the run was interrupted (they hold what was spent); an interrupted run is never
+published, and its interruption is raised to the caller once the reports are safe, so every
+front end exits 130 or 143 the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from selfcorrect_action.errors import SIGNAL_EXIT_CODES, Interrupted
+from selfcorrect_action.llm.base import LLM
+from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.loop.deps import Executor
+from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.records import evolve
+from selfcorrect_action.report.writer import ReportPaths, Reports, render_reports, write_rendered
+from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.outcome import exit_code
+from selfcorrect_action.runs.prepare import (
+    check_models,
+    check_replay_fits,
+    initial_state,
+    resolve_models,
+)
+from selfcorrect_action.runs.session import RunEvents, RunSession, spec_inputs, spec_limits
+from selfcorrect_action.runs.settings import RunSettings
+from selfcorrect_action.sandbox.engine_api import Engine
+from selfcorrect_action.sandbox.models import InputFile, Limits
+from selfcorrect_action.spec import LoadedSpec
+
+P = TypeVar("P")
+
+
+@dataclass(frozen=True)
+class PreparedRun:
+    """A run checked and ready, nothing spent yet: its first state (the task, the models,
+    the budget) and what its sandbox needs."""
+
+    state: RunState
+    settings: RunSettings
+    limits: Limits
+    inputs: tuple[InputFile, ...] = ()
+    loaded: LoadedSpec | None = None  # None for tasks that are not spec files (a benchmark)
+    priced: bool = True  # False: calls stay unpriced (a replay whose tiers name no model)
+
+    @property
+    def models(self) -> ModelTiers:
+        return self.state.models
+
+
+def prepare(loaded: LoadedSpec, settings: RunSettings, *, environ: Mapping[str, str],
+            secrets: Sequence[str], replay_shown: str | None = None) -> PreparedRun:
+    """Everything that can refuse a spec's run before a token is spent: the models, their
+    names, a replay made for another task. `replay_shown` is how reports name the replay
+    (the action names it by its path in the repository)."""
+    models = resolve_models(loaded, settings, environ)
+    check_models(models, settings)
+    if settings.replay is not None:
+        check_replay_fits(settings.replay, loaded.spec.prompt, secrets=secrets)
+    state = initial_state(loaded, models, settings)
+    if replay_shown is not None:
+        state = evolve(state, {"replay_file": replay_shown})
+    return PreparedRun(state=state, settings=settings, limits=spec_limits(loaded),
+                       inputs=tuple(spec_inputs(loaded)), loaded=loaded)
+
+
+@dataclass(frozen=True)
+class Connections:
+    """What a caller hands in instead of letting the run open its own (see RunSession)."""
+
+    llm: LLM | None = None
+    engine: Engine | None = None
+    sandbox: Executor | None = None
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A run that ended, its reports written, as the front end's publisher sees it; the
+    attempts' files are under work_root only while the publisher runs."""
+
+    prepared: PreparedRun
+    state: RunState
+    reports: Reports
+    report_paths: ReportPaths | None
+    work_root: Path
+
+
+@dataclass(frozen=True)
+class RunOutcome(Generic[P]):
+    state: RunState
+    reports: Reports
+    report_paths: ReportPaths | None
+    published: P | None  # None when there was no publisher, or the run was interrupted
+    exit_code: int
+    interruption: Interrupted | None = field(default=None)
+
+    def raise_if_interrupted(self) -> None:
+        if self.interruption is not None:
+            raise self.interruption
+
+
+def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[str],
+        events: RunEvents | None = None, cancel: CancelToken | None = None,
+        reports_dir: Path | None = None,
+        publish: Callable[[Finished], P] | None = None,
+        connections: Connections | None = None) -> RunOutcome[P]:
+    """Run `prepared` to its end. The caller shows the outcome, then calls
+    `raise_if_interrupted()` (or acts on `interruption` itself)."""
+    cancel = cancel or CancelToken()
+    given = connections or Connections()
+    with RunSession(prepared.models, prepared.settings, limits=prepared.limits,
+                    inputs=prepared.inputs, environ=environ, secrets=secrets, events=events,
+                    cancel=cancel, llm=given.llm, engine=given.engine,
+                    sandbox=given.sandbox, priced=prepared.priced) as session:
+        state = session.run(prepared.state)
+        with cancel.shielded():  # a signal now stops the run after its reports, not in them
+            reports = render_reports(state, secrets=secrets)
+            paths = write_rendered(reports, reports_dir) if reports_dir is not None else None
+        interruption = _interruption(state, cancel)
+        published = None
+        if publish is not None and interruption is None:
+            published = publish(Finished(prepared, state, reports, paths, session.work_root))
+    code = interruption.exit_code if interruption is not None else exit_code(state)
+    return RunOutcome(state, reports, paths, published, code, interruption)
+
+
+def _interruption(state: RunState, cancel: CancelToken) -> Interrupted | None:
+    """The loop records a signal that reached it; a cancel that came while the reports
+    were written (the loop had ended) stops the publishing all the same."""
+    if state.interrupted_by:
+        return Interrupted(state.interrupted_by,
+                           SIGNAL_EXIT_CODES.get(state.interrupted_by, SIGNAL_EXIT_CODES["SIGINT"]))
+    return cancel.interruption
