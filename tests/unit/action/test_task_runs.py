@@ -1,0 +1,113 @@
+"""The action's runs, without Docker: dispatched specs go through runs/pipeline.py with a
+replayed model, the GitHub stand-in (a real HTTP server) and the container engine played at
+the Engine seam by tests/fakes/fake_engine.py. The action publishes what the CLI would
+print, and a cancelled job ends as the CLI's does: reports written, nothing published, no
+further spec started, the interruption raised (cli.main turns it into 143)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.action.context import ActionContext
+from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.handlers import on_dispatch
+from selfcorrect_action.action.inputs import ActionInputs
+from selfcorrect_action.errors import Interrupted
+from selfcorrect_action.github.events import Dispatch
+from selfcorrect_action.github.plan import RUNS_DIR
+from selfcorrect_action.report import load_run_json
+from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.pipeline import Connections
+from tests.fakes.fake_engine import FakeEngine, Reply
+from tests.fakes.github_server import DEFAULT_REPO, WRITE_TOKEN, FakeGitHub
+from tests.fakes.replays import fenced, write_replay
+from tests.unit.github.conftest import MakeForge
+
+IMAGE = "selfcorrect-sandbox:fake"
+
+
+def _spec(prompt: str) -> str:
+    return json.dumps({
+        "prompt": prompt, "output": "hello.py", "judge": False,
+        "budget": {"patch_attempts": 1, "rethink_attempts": 0},
+        "contract": {"artifacts": [], "stdout_contains": ["hello"], "timeout_s": 30,
+                     "memory_mb": 256, "success_criteria": ["it says hello"]},
+    })
+
+
+def _workspace(root: Path, names: list[str]) -> Path:
+    tasks = root / ".selfcorrect" / "tasks"
+    tasks.mkdir(parents=True)
+    (root / "replays").mkdir()
+    for name in names:
+        prompt = f"Print hello ({name})."
+        (tasks / f"{name}.yml").write_text(_spec(prompt))
+        write_replay(root / "replays" / f"{name}.jsonl", prompt,
+                     [("generate", fenced("print('hello')"))] * 2)
+    return root
+
+
+def _env(workspace: Path, make_forge: MakeForge, fake_github: FakeGitHub, engine: FakeEngine,
+         said: list[tuple[str, str]], cancel: CancelToken | None = None) -> ActionEnv:
+    context = ActionContext(event_name="workflow_dispatch", event={}, repository=DEFAULT_REPO,
+                            api_url=fake_github.api_url, server_url="https://gh.example",
+                            workspace=workspace, run_id="9", run_attempt="1",
+                            output_file=workspace.parent / "outputs", summary_file=None)
+    (workspace.parent / "outputs").write_text("")
+    inputs = ActionInputs(github_token=WRITE_TOKEN, replay="replays",
+                          sandbox_image=IMAGE)
+    return ActionEnv(context, inputs, make_forge(), {}, [WRITE_TOKEN],
+                     lambda step, message: said.append((step, message)),
+                     cancel or CancelToken(), Connections(engine=engine))
+
+
+def _printing(text: str) -> FakeEngine:
+    return FakeEngine(images={IMAGE: {}}, behaviour=lambda header: Reply(report={
+        "exit_code": 0, "stdout": {"text": text, "total_bytes": len(text)}}))
+
+
+def test_a_dispatched_spec_that_passes_opens_its_pull_request(
+        tmp_path: Path, make_forge: MakeForge, fake_github: FakeGitHub) -> None:
+    workspace = _workspace(tmp_path / "workspace", ["hello"])
+    said: list[tuple[str, str]] = []
+    engine = _printing("hello\n")
+    env = _env(workspace, make_forge, fake_github, engine, said)
+    trigger = Dispatch(repository=DEFAULT_REPO, actor="maria", ref="main")
+    assert on_dispatch(trigger, env) == 0
+    pulls = fake_github.pulls(DEFAULT_REPO)
+    assert len(pulls) == 1, said
+    branch = pulls[0].head.split(":")[-1]
+    assert fake_github.read_file(DEFAULT_REPO, branch, "hello.py") == b"print('hello')\n"
+    runs = list((workspace / RUNS_DIR).glob("*/run.json"))
+    assert len(runs) == 1 and load_run_json(runs[0].read_text()).status.value == "passed"
+    assert engine.containers == {}
+
+
+def test_a_cancelled_job_publishes_nothing_and_starts_no_further_spec(
+        tmp_path: Path, make_forge: MakeForge, fake_github: FakeGitHub) -> None:
+    workspace = _workspace(tmp_path / "workspace", ["first", "second"])
+    said: list[tuple[str, str]] = []
+    token = CancelToken()
+
+    def cancel_while_running(header: dict[str, object]) -> Reply:
+        token.cancel("SIGTERM")  # the job is cancelled while the first script runs
+        return Reply(report={"exit_code": 0, "stdout": {"text": "bye\n", "total_bytes": 4}})
+
+    engine = FakeEngine(images={IMAGE: {}}, behaviour=cancel_while_running)
+    env = _env(workspace, make_forge, fake_github, engine, said, token)
+    trigger = Dispatch(repository=DEFAULT_REPO, actor="maria", ref="main")
+    with pytest.raises(Interrupted) as raised:
+        on_dispatch(trigger, env)
+    assert raised.value.exit_code == 143
+    assert fake_github.pulls(DEFAULT_REPO) == []
+    assert [ref for ref in fake_github.refs(DEFAULT_REPO) if "selfcorrect" in ref] == []
+    tasks = [message for step, message in said if step == "task"]
+    assert len(tasks) == 1 and "first" in tasks[0], "the second spec was never started"
+    runs = list((workspace / RUNS_DIR).glob("*/run.json"))
+    assert len(runs) == 1
+    state = load_run_json(runs[0].read_text())
+    assert state.interrupted_by == "SIGTERM" and len(state.attempts) == 1
+    assert engine.containers == {}

@@ -1,0 +1,156 @@
+"""The one run pipeline, without Docker: a replayed model, and the container engine played by
+tests/fakes/fake_engine.py at the Engine seam (the runner's side of the wire protocol).
+
+What every front end relies on: the reports are on disk before anything is published; an
+interrupted run is never published and its interruption comes back to the caller; a cancel
+that arrives while the reports are written still stops the publishing; the sandbox's
+containers are gone afterwards."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from selfcorrect_action.errors import Interrupted
+from selfcorrect_action.loop.state import Status
+from selfcorrect_action.report import load_run_json
+from selfcorrect_action.runs import pipeline
+from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
+from selfcorrect_action.runs.pipeline import Connections, Finished
+from selfcorrect_action.runs.session import RunEvents
+from selfcorrect_action.runs.settings import RunSettings
+from selfcorrect_action.spec import LoadedSpec, load_spec
+from tests.fakes.fake_engine import FakeEngine, Reply
+from tests.fakes.replays import fenced, write_replay
+
+IMAGE = "selfcorrect-sandbox:fake"
+PROMPT = "Print hello."
+SPEC = {
+    "prompt": PROMPT, "output": "hello.py", "judge": False,
+    "budget": {"patch_attempts": 1, "rethink_attempts": 0},
+    "contract": {"artifacts": [], "stdout_contains": ["hello"], "timeout_s": 30,
+                 "memory_mb": 256, "success_criteria": ["it says hello"]},
+}
+
+
+def _printing(text: str) -> FakeEngine:
+    return FakeEngine(images={IMAGE: {}}, behaviour=lambda header: Reply(report={
+        "exit_code": 0, "stdout": {"text": text, "total_bytes": len(text)}}))
+
+
+def _loaded(tmp_path: Path) -> LoadedSpec:
+    path = tmp_path / "hello.yml"
+    path.write_text(json.dumps(SPEC))
+    return load_spec(path)
+
+
+def _prepared(tmp_path: Path, answers: int = 1) -> pipeline.PreparedRun:
+    replay = write_replay(tmp_path / "replay.jsonl", PROMPT,
+                          [("generate", fenced("print('hello')"))]
+                          + [("repair", fenced("print('hello')"))] * (answers - 1))
+    settings = RunSettings(replay=replay, sandbox_image=IMAGE)
+    return pipeline.prepare(_loaded(tmp_path), settings, environ={}, secrets=[])
+
+
+def test_a_passing_run_is_published_after_its_reports_are_written(tmp_path: Path) -> None:
+    engine = _printing("hello\n")
+    seen: list[Any] = []
+
+    def publish(done: Finished) -> str:
+        # The publisher can count on the reports being whole files already.
+        assert done.report_paths is not None
+        seen.append(load_run_json(done.report_paths.run_json.read_text()).status)
+        return "published"
+
+    outcome = pipeline.run(_prepared(tmp_path), environ={}, secrets=[],
+                           reports_dir=tmp_path / "out", publish=publish,
+                           connections=Connections(engine=engine))
+    assert outcome.state.status is Status.PASSED and outcome.exit_code == 0
+    assert seen == [Status.PASSED] and outcome.published == "published"
+    assert outcome.interruption is None
+    assert (tmp_path / "out" / "AUDIT.md").read_text() == outcome.reports.audit_md
+    assert engine.containers == {}, "the session removed its containers"
+
+
+def test_a_failed_run_is_published_too_with_its_exit_code(tmp_path: Path) -> None:
+    published: list[Status] = []
+    outcome = pipeline.run(_prepared(tmp_path, answers=2), environ={}, secrets=[],
+                           publish=lambda done: published.append(done.state.status),
+                           connections=Connections(engine=_printing("goodbye\n")))
+    assert outcome.state.status is Status.EXHAUSTED and outcome.exit_code == 1
+    assert published == [Status.EXHAUSTED] and outcome.report_paths is None
+
+
+def test_a_cancel_ends_the_run_at_the_next_step_and_nothing_is_published(
+        tmp_path: Path) -> None:
+    """A caller on another thread (the API, an MCP client) cancels: the loop stops before
+    its next step, the reports say so, the publisher is never called."""
+    token = CancelToken()
+
+    def on_event(step: str, message: str) -> None:
+        if step == "execute":
+            token.cancel()
+
+    published: list[object] = []
+    outcome = pipeline.run(_prepared(tmp_path, answers=2), environ={}, secrets=[],
+                           events=RunEvents(on_event=on_event), cancel=token,
+                           reports_dir=tmp_path / "out", publish=published.append,
+                           connections=Connections(engine=_printing("goodbye\n")))
+    assert published == [] and outcome.published is None
+    assert outcome.interruption is not None and outcome.exit_code == 130
+    state = load_run_json((tmp_path / "out" / "run.json").read_text())
+    assert state.status is Status.ERROR and state.interrupted_by == "cancelled"
+    assert state.stop_reason.startswith("interrupted by a cancel request")
+    assert len(state.attempts) == 1, "no repair was generated after the cancel"
+    with pytest.raises(Interrupted) as raised:
+        outcome.raise_if_interrupted()
+    assert raised.value.exit_code == 130
+
+
+def test_sigterm_during_the_reports_lets_them_finish_and_stops_the_publishing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The signal handler raises wherever the main thread is, except while the reports are
+    written: there it only sets the token, and the run stops right after them."""
+    from selfcorrect_action.runs import pipeline as module
+
+    real = module.write_rendered
+
+    def write_during_sigterm(*args: Any, **kwargs: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "write_rendered", write_during_sigterm)
+    published: list[object] = []
+    token = CancelToken()
+    with cancel_on_signals(token):
+        outcome = pipeline.run(_prepared(tmp_path), environ={}, secrets=[], cancel=token,
+                               reports_dir=tmp_path / "out", publish=published.append,
+                               connections=Connections(engine=_printing("hello\n")))
+    assert published == []
+    assert outcome.state.status is Status.PASSED, "the reports say what really happened"
+    assert load_run_json((tmp_path / "out" / "run.json").read_text()).status is Status.PASSED
+    assert outcome.interruption is not None and outcome.exit_code == 143
+
+
+def test_sigterm_mid_run_is_recorded_and_raised_after_the_reports(tmp_path: Path) -> None:
+    engine = _printing("hello\n")
+
+    def on_event(step: str, message: str) -> None:
+        if step == "execute":
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    token = CancelToken()
+    with cancel_on_signals(token):
+        outcome = pipeline.run(_prepared(tmp_path), environ={}, secrets=[],
+                               events=RunEvents(on_event=on_event), cancel=token,
+                               reports_dir=tmp_path / "out", publish=lambda done: "no",
+                               connections=Connections(engine=engine))
+    assert outcome.published is None and outcome.exit_code == 143
+    assert load_run_json((tmp_path / "out" / "run.json").read_text()).interrupted_by == \
+        "SIGTERM"
+    assert engine.containers == {}
