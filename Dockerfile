@@ -83,19 +83,11 @@ LABEL org.opencontainers.image.title="selfcorrect-action" \
       org.opencontainers.image.licenses="MIT" \
       org.selfcorrect.role="action"
 
-# The trims of the official slim image (a debootstrap-made base lacks them), then python3
-# and the CA bundle for the action's own HTTPS calls; caches and apt lists go in the same
-# layer.
-RUN printf '%s\n' \
-      'path-exclude /usr/share/doc/*' \
-      'path-include /usr/share/doc/*/copyright' \
-      'path-exclude /usr/share/man/*' \
-      'path-exclude /usr/share/info/*' \
-      'path-exclude /usr/share/groff/*' \
-      'path-exclude /usr/share/lintian/*' \
-      'path-exclude /usr/share/locale/*' \
-      > /etc/dpkg/dpkg.cfg.d/selfcorrect-slim \
- && apt-get update \
+# python3 and the CA bundle for the action's own HTTPS calls; caches and apt lists go in the
+# same layer. The base keeps docs, man pages and translations out of every layer (the
+# official slim image's dpkg excludes, which base_image.py writes into a debootstrap-made
+# base too).
+RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       ca-certificates \
       python3 \

@@ -1,6 +1,6 @@
-"""The values a setting can take, named once: for the command line's parser, the records'
-types and the settings table. Import-light on purpose (the CLI builds its parser from it
-before anything heavy loads)."""
+"""The values and bounds every layer agrees on, named once: for the command line's parser,
+the spec's contract, the sandbox's records and the settings table. Import-light on purpose
+(the CLI builds its parser from it before anything heavy loads)."""
 
 from __future__ import annotations
 
@@ -12,3 +12,6 @@ RUNTIMES: tuple[str, ...] = get_args(Runtime)
 # How structured answers are asked for (llm/formats.py).
 StructuredOutput = Literal["auto", "json-schema", "json-object-schema", "json-object", "off"]
 STRUCTURED_CHOICES: tuple[str, ...] = get_args(StructuredOutput)
+
+# The longest a script may run (seconds): the contract's ceiling and the sandbox's.
+MAX_TIMEOUT_S = 3600.0

@@ -275,31 +275,15 @@ def _add_bench(sub: Subparsers) -> None:
 
 
 def _run_bench(args: argparse.Namespace) -> int:
-    from pydantic import ValidationError
-
-    from selfcorrect_action.bench.options import BenchOptions
     from selfcorrect_action.commands.bench_cmd import bench_humaneval
-    from selfcorrect_action.errors import UsageError
-    from selfcorrect_action.runs import settings
 
-    # Mode model's run settings come from the same table as `selfcorrect run`'s, so the
-    # SELFCORRECT_* variables apply to it too.
-    run_settings = settings.resolve(os.environ, settings.flag_values({
-        "model": args.model, "api_base": args.api_base, "runtime": args.runtime})).settings
     given = {"mode": args.mode, "limit": args.limit, "workers": args.workers,
              "isolation": args.isolation, "runtime": args.runtime, "model": args.model,
-             "api_base": run_settings.api_base if args.api_base else None,
-             "replay": args.replay, "samples": args.samples, "gate": args.gate,
-             "out": args.out, "fresh": args.fresh, "reference": args.reference,
-             "reference_on_host": args.reference_on_host}
-    try:
-        options = BenchOptions.model_validate(given)
-    except ValidationError as exc:
-        problem = exc.errors()[0]
-        raise UsageError(f"--{'-'.join(map(str, problem['loc']))}: {problem['msg']}",
-                         hint="see `selfcorrect bench humaneval --help`") from exc
-    return bench_humaneval(options, command=["selfcorrect", *sys.argv[1:]],
-                           environ=os.environ, run_settings=run_settings, cancel=args.cancel)
+             "api_base": args.api_base, "replay": args.replay, "samples": args.samples,
+             "gate": args.gate, "out": args.out, "fresh": args.fresh,
+             "reference": args.reference, "reference_on_host": args.reference_on_host}
+    return bench_humaneval(given, command=["selfcorrect", *sys.argv[1:]], environ=os.environ,
+                           cancel=args.cancel)
 
 
 def build_parser() -> argparse.ArgumentParser:

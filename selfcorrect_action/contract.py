@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from selfcorrect_action import yamlio
-from selfcorrect_action.sandbox.models import MAX_TIMEOUT_S
+from selfcorrect_action.choices import MAX_TIMEOUT_S
 
 ArtifactKind = Literal["png", "jpeg", "svg", "csv", "json", "txt", "any"]
 NetworkPolicy = Literal["none", "open"]

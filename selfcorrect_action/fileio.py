@@ -9,7 +9,9 @@ checked to be a regular file, and read up to one byte past the cap, so the calle
 from __future__ import annotations
 
 import os
+import shutil
 import stat
+import tempfile
 from pathlib import Path
 
 
@@ -78,3 +80,34 @@ def _size(count: int) -> str:
     if count >= 1024 and count % 1024 == 0:
         return f"{count // 1024} KiB"
     return f"{count:,} bytes"
+
+
+def write_atomically(path: Path, content: str) -> None:
+    """`content` at `path` in UTF-8, replacing any older file in one rename: written aside
+    in the same folder, fsync'ed, then renamed, so a reader never sees half a file."""
+    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
+            file.write(content)
+            file.flush()
+            os.fsync(file.fileno())
+        # mkstemp makes the file 0600; a report is meant to be read by others (a PR, an upload).
+        os.chmod(temp_name, 0o644)
+        os.replace(temp_name, path)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise
+
+
+def copy_atomically(source: Path, target: Path) -> None:
+    """`source`'s bytes at `target`, replacing (never writing through) whatever is there."""
+    handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                         dir=target.parent)
+    try:
+        with os.fdopen(handle, "wb") as file, source.open("rb") as original:
+            shutil.copyfileobj(original, file)
+        os.chmod(temp_name, 0o644)
+        os.replace(temp_name, target)
+    except BaseException:
+        Path(temp_name).unlink(missing_ok=True)
+        raise

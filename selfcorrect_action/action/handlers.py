@@ -24,6 +24,7 @@ from selfcorrect_action.github.events import (
     IssueLabeled,
     RetryComment,
     SpecsChanged,
+    Trigger,
 )
 from selfcorrect_action.github.forge import ForgeError
 from selfcorrect_action.github.issue_spec import spec_from_issue
@@ -44,6 +45,19 @@ from selfcorrect_action.spec import LoadedSpec
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAILED = 0, 1
+
+
+def dispatch(trigger: Trigger, env: ActionEnv) -> int:
+    """The handler of each kind of trigger."""
+    if trigger.kind == "issue":
+        return on_issue_labeled(trigger, env)
+    if trigger.kind == "retry":
+        return on_retry(trigger, env)
+    if trigger.kind == "dispatch":
+        return on_dispatch(trigger, env)
+    if trigger.kind == "validate":
+        return on_specs_changed(trigger, env)
+    raise AssertionError(f"no handler for {trigger.kind}")
 
 
 def on_issue_labeled(trigger: IssueLabeled, env: ActionEnv) -> int:

@@ -30,7 +30,14 @@ from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.pipeline import Connections, Finished
 from selfcorrect_action.runs.session import RunEvents
-from selfcorrect_action.runs.settings import SETTING, Given, RunSettings, resolve
+from selfcorrect_action.runs.settings import (
+    SETTING,
+    Given,
+    Resolved,
+    RunSettings,
+    described,
+    resolve,
+)
 from selfcorrect_action.spec import Budget, LoadedSpec
 
 log = logging.getLogger(__name__)
@@ -56,7 +63,10 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
              environ: Mapping[str, str], secrets: Sequence[str], say: Say,
              cancel: CancelToken | None = None,
              connections: Connections | None = None) -> TaskOutcome:
-    settings = task_settings(task, inputs, environ)
+    resolved = resolve_task_settings(task, inputs, environ)
+    settings = resolved.settings
+    if chosen := described(resolved):
+        say("settings", chosen)
     prepared = pipeline.prepare(_with_budget_caps(task.loaded, inputs), settings,
                                 environ=environ, secrets=secrets,
                                 replay_shown=_replay_shown(task, context))
@@ -133,6 +143,11 @@ def _publish(plan: WritePlan, inputs: ActionInputs, context: ActionContext, forg
 
 def task_settings(task: Task, inputs: ActionInputs, environ: Mapping[str, str]
                   ) -> RunSettings:
+    return resolve_task_settings(task, inputs, environ).settings
+
+
+def resolve_task_settings(task: Task, inputs: ActionInputs, environ: Mapping[str, str]
+                          ) -> Resolved:
     """The action's inputs are its flags: each wins over its SELFCORRECT_* variable, as a
     flag does for the CLI (runs/settings.py holds the one table)."""
     given: dict[str, Given | None] = {
@@ -141,7 +156,7 @@ def task_settings(task: Task, inputs: ActionInputs, environ: Mapping[str, str]
     }
     given |= {name: Given(value, f"input {SETTING[name].action_input}")
               for name, value in inputs.run_settings().items() if value is not None}
-    return resolve(environ, given).settings
+    return resolve(environ, given)
 
 
 def _with_budget_caps(loaded: LoadedSpec, inputs: ActionInputs) -> LoadedSpec:

@@ -73,12 +73,12 @@ def run_model(ctx: BenchContext) -> str:
                          "set, or --model openai/NAME --api-base http://127.0.0.1:8000/v1 "
                          "for a local OpenAI-compatible server")
     model = options.model or "replay"
-    key = results_file.run_key("model", "strict", options.runtime, _slug(model),
+    key = results_file.run_key("model", "strict", options.runtime, results_file.slug(model),
                                f"n{len(ctx.problems)}")
     ctx.store.start(key, "model", options.settings, fresh=options.fresh)
     left = set(results_file.todo([p.task_id for p in ctx.problems], ctx.store.results, key))
     pending = [p for p in ctx.problems if p.task_id in left]
-    recordings = options.out / RECORDINGS / _slug(model)
+    recordings = options.out / RECORDINGS / results_file.slug(model)
     if options.replay is None:
         recordings.mkdir(parents=True, exist_ok=True)
     models = ModelTiers(cheap=model, strong=model, judge=model) if options.model else ModelTiers()
@@ -163,9 +163,6 @@ def loop_record(state: RunState) -> dict[str, Any]:
         "stop_reason": state.stop_reason[:300],
     }
 
-
-def _slug(name: str) -> str:
-    return "".join(char if char.isalnum() or char in "-." else "_" for char in name)[:80]
 
 
 def _parallel(work: Callable[[Problem], None], items: Sequence[Problem], workers: int) -> None:

@@ -9,8 +9,6 @@ around them only loads, locks and writes.
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 import threading
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -20,6 +18,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from selfcorrect_action.errors import UsageError
+from selfcorrect_action.fileio import write_atomically
 
 SCHEMA_VERSION = 1
 KIND = "selfcorrect.bench.humaneval"
@@ -160,16 +159,7 @@ def save(path: Path, results: Results) -> None:
     write_atomically(path, results.model_dump_json(indent=1))
 
 
-def write_atomically(path: Path, text: str) -> None:
-    """Written aside, fsync'ed and renamed: an interrupted write never leaves half a file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(prefix=".results-", suffix=".json", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(partial, path)
-    except BaseException:
-        Path(partial).unlink(missing_ok=True)
-        raise
+def slug(text: str) -> str:
+    """`text` as one file or folder name: a model name (openai/gpt-4o-mini) or a run key
+    (model/strict/runc/...)."""
+    return "".join(char if char.isalnum() or char in "-." else "_" for char in text)[:80]

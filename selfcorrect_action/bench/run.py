@@ -17,7 +17,7 @@ from selfcorrect_action.bench.model_mode import run_model
 from selfcorrect_action.bench.mutants_mode import run_cheats, run_mutants
 from selfcorrect_action.bench.options import BenchOptions
 from selfcorrect_action.bench.problems import Problem, load_problems
-from selfcorrect_action.bench.results import RunRecord, Store
+from selfcorrect_action.bench.results import RunRecord, Store, slug
 from selfcorrect_action.bench.samples import read_samples
 from selfcorrect_action.bench.side_by_side import run_canonical, run_samples
 from selfcorrect_action.bench.threads import serialise_ast_parse
@@ -57,10 +57,10 @@ def run_bench(options: BenchOptions, *, command: Sequence[str], secrets: Sequenc
     }[options.mode]
     key = runner(ctx)
     rendered = render_run(options, store.run(key), _keys(options, problems, everything),
-                          shlex.join(command), options.out / _slug(key))
-    (options.out / f"{_slug(key)}.md").write_text(rendered.markdown, encoding="utf-8")
+                          shlex.join(command), options.out / slug(key))
+    (options.out / f"{slug(key)}.md").write_text(rendered.markdown, encoding="utf-8")
     print(rendered.markdown, end="")
-    console.print(f"wrote {options.out / RESULTS}, {options.out / (_slug(key) + '.md')}"
+    console.print(f"wrote {options.out / RESULTS}, {options.out / (slug(key) + '.md')}"
                   + (f", {rendered.png}" if rendered.png else ""), markup=False)
     return 1 if summary.gate_failed(rendered.headline, options.gate) else 0
 
@@ -100,7 +100,3 @@ def _keys(options: BenchOptions, problems: list[Problem], everything: list[Probl
     assert options.samples is not None
     samples = read_samples(options.samples, {p.task_id: p for p in everything})
     return [s.key for s in samples[: options.limit]]
-
-
-def _slug(key: str) -> str:
-    return "".join(char if char.isalnum() or char in "-._" else "-" for char in key)

@@ -1,9 +1,10 @@
 """`selfcorrect action`: the entry point of the GitHub Action's container.
 
 It reads the runner's GITHUB_* variables, the INPUT_* inputs and the event file, turns the
-event into a trigger and hands it to its handler; `mode: publish` applies the write plans a
-read-only job saved instead. The GitHub token is taken out of the process environment
-once read: nothing started from here (least of all a sandbox) can find it there.
+event into a trigger and hands it to its handler (action/handlers.py); `mode: publish`
+applies the write plans a read-only job saved instead (action/publish_saved.py). The GitHub
+token is taken out of the process environment once read: nothing started from here (least
+of all a sandbox) can find it there.
 """
 
 from __future__ import annotations
@@ -15,11 +16,8 @@ from selfcorrect_action.action import handlers, reporting
 from selfcorrect_action.action.context import read_context
 from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.inputs import read_inputs
-from selfcorrect_action.action.plan_store import load_plans
-from selfcorrect_action.action.publish_targets import publish_targets
-from selfcorrect_action.errors import UsageError
-from selfcorrect_action.github.apply import apply_plan
-from selfcorrect_action.github.events import Ignored, Trigger, trigger_for
+from selfcorrect_action.action.publish_saved import publish_saved
+from selfcorrect_action.github.events import Ignored, trigger_for
 from selfcorrect_action.redact import redact, secrets_from_env
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.templating import one_line
@@ -48,47 +46,11 @@ def run_action(environ: MutableMapping[str, str], *, cancel: CancelToken | None 
               flush=True)
         reporting.outputs(env, status="ignored", has_plan="false")
         return 0
-    code = dispatch(trigger, env)
+    code = handlers.dispatch(trigger, env)
     if inputs.mode == "plan":
         planned = any((context.workspace / inputs.plan_dir).glob("*.json"))
         reporting.outputs(env, has_plan="true" if planned else "false")
     return code
-
-
-def dispatch(trigger: Trigger, env: ActionEnv) -> int:
-    if trigger.kind == "issue":
-        return handlers.on_issue_labeled(trigger, env)
-    if trigger.kind == "retry":
-        return handlers.on_retry(trigger, env)
-    if trigger.kind == "dispatch":
-        return handlers.on_dispatch(trigger, env)
-    if trigger.kind == "validate":
-        return handlers.on_specs_changed(trigger, env)
-    raise AssertionError(f"no handler for {trigger.kind}")
-
-
-def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
-    """mode publish: apply what a `mode: plan` job saved, and nothing else: a plan may
-    only write to what this job's own event is about (its issue or pull request, and the
-    branch selfcorrect uses for it), whoever made the file."""
-    folder = env.context.workspace / env.inputs.plan_dir
-    urls = []
-    targets = publish_targets(trigger, env)
-    for path, plan in load_plans(folder):
-        if plan.repository.lower() != env.context.repository.lower():
-            raise UsageError(f"{path}: the plan was made for {plan.repository}, this job runs "
-                             f"in {env.context.repository}",
-                             hint="apply a plan in the repository whose run made it")
-        if problem := targets.problem_with(plan):
-            raise UsageError(f"{path}: {problem}", hint="apply only plans that `mode: plan` "
-                             "made for this workflow run's own event")
-        applied = apply_plan(plan, env.forge)
-        if applied.pull_request is not None:
-            urls.append(applied.pull_request.html_url)
-        env.say("publish", f"{plan.task}: " + (applied.held_back or (
-            applied.pull_request.html_url if applied.pull_request else "no pull request")))
-    reporting.outputs(env, status="published", pr_url="\n".join(urls))
-    return 0
 
 
 def log_printer(secrets: list[str]) -> Callable[[str, str], None]:

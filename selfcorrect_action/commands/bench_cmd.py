@@ -6,17 +6,30 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pydantic import ValidationError
+
 from selfcorrect_action.bench.options import BenchOptions
 from selfcorrect_action.commands.paths import writable_folder
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.redact import secrets_from_env
+from selfcorrect_action.runs import settings
 from selfcorrect_action.runs.cancel import CancelToken
-from selfcorrect_action.runs.settings import RunSettings
 
 
-def bench_humaneval(options: BenchOptions, *, command: Sequence[str],
-                    environ: Mapping[str, str], run_settings: RunSettings | None = None,
-                    cancel: CancelToken | None = None) -> int:
+def bench_humaneval(given: Mapping[str, object], *, command: Sequence[str],
+                    environ: Mapping[str, str], cancel: CancelToken | None = None) -> int:
+    """`given`: the command line's values by option name (None: not given)."""
+    # Mode model's run settings come from the same table as `selfcorrect run`'s, so the
+    # SELFCORRECT_* variables apply to it too.
+    run_settings = settings.resolve(environ, settings.flag_values({
+        name: _text(given.get(name)) for name in ("model", "api_base", "runtime")})).settings
+    try:
+        options = BenchOptions.model_validate(
+            {**given, "api_base": run_settings.api_base if given.get("api_base") else None})
+    except ValidationError as exc:
+        problem = exc.errors()[0]
+        raise UsageError(f"--{'-'.join(map(str, problem['loc']))}: {problem['msg']}",
+                         hint="see `selfcorrect bench humaneval --help`") from exc
     if options.mode == "samples" and options.samples is None:
         raise UsageError("mode samples needs --samples FILE.jsonl",
                          hint='one JSON object a line: {"task_id": ..., "completion": ...}')
@@ -42,5 +55,8 @@ def bench_humaneval(options: BenchOptions, *, command: Sequence[str],
 
     return run_bench(options.model_copy(update={"out": Path(out)}), command=command,
                      secrets=secrets_from_env(environ),
-                     run_settings=run_settings or RunSettings(runtime=options.runtime),
-                     cancel=cancel)
+                     run_settings=run_settings, cancel=cancel)
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from selfcorrect_action import templating
-from selfcorrect_action.choices import Runtime
+from selfcorrect_action.choices import MAX_TIMEOUT_S, Runtime
 from selfcorrect_action.commands.paths import writable_folder
 from selfcorrect_action.contract import ExecutionContract, load_contract
 from selfcorrect_action.errors import UsageError
@@ -22,7 +22,6 @@ from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.image import ensure_image
 from selfcorrect_action.sandbox.models import (
-    MAX_TIMEOUT_S,
     ExecutionRequest,
     ExecutionResult,
     InputFile,

@@ -1,20 +1,18 @@
 """Write a run's reports to a folder: run.json and AUDIT.md.
 
-Each file is written to a temporary name in the same folder, then renamed over the final
-name: a crash (or a runner cancelled mid-write) leaves the previous report or none, never half
-of one, and whoever reads the folder (the PR step, an upload) sees whole files only.
+Each file is written atomically (fileio.write_atomically): a crash (or a runner cancelled
+mid-write) leaves the previous report or none, never half of one, and whoever reads the
+folder (the PR step, an upload) sees whole files only.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from selfcorrect_action.errors import UsageError
+from selfcorrect_action.fileio import write_atomically
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.report.audit import audit_markdown, summary_markdown
 from selfcorrect_action.report.run_json import RUN_JSON, run_json
@@ -56,22 +54,6 @@ def write_reports(state: RunState, out_dir: Path, *, secrets: Sequence[str]) -> 
     return write_rendered(render_reports(state, secrets=secrets), out_dir)
 
 
-def write_atomically(path: Path, content: str) -> None:
-    """`content` at `path` in UTF-8, replacing any older file in one rename."""
-    handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:
-            file.write(content)
-            file.flush()
-            os.fsync(file.fileno())
-        # mkstemp makes the file 0600; a report is meant to be read by others (a PR, an upload).
-        os.chmod(temp_name, 0o644)
-        os.replace(temp_name, path)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise
-
-
 def destination(out_dir: Path, relative: str) -> Path:
     """`out_dir/relative` with its folders created. Refused (UsageError) when something on
     the way below out_dir is a symbolic link or not a folder: a committed link such as
@@ -91,17 +73,3 @@ def destination(out_dir: Path, relative: str) -> Path:
         raise UsageError(f"not writing {relative}: {final} is a folder",
                          hint="remove the folder, or choose another --out")
     return final
-
-
-def copy_atomically(source: Path, target: Path) -> None:
-    """`source`'s bytes at `target`, replacing (never writing through) whatever is there."""
-    handle, temp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
-                                         dir=target.parent)
-    try:
-        with os.fdopen(handle, "wb") as file, source.open("rb") as original:
-            shutil.copyfileobj(original, file)
-        os.chmod(temp_name, 0o644)
-        os.replace(temp_name, target)
-    except BaseException:
-        Path(temp_name).unlink(missing_ok=True)
-        raise

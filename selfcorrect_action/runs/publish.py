@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from selfcorrect_action.fileio import copy_atomically, write_atomically
 from selfcorrect_action.loop.state import RunState, Status
-from selfcorrect_action.report.writer import copy_atomically, destination, write_atomically
+from selfcorrect_action.report.writer import destination
 from selfcorrect_action.spec import LoadedSpec
 
 ARTIFACTS_DIR = "artifacts"

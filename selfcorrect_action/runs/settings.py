@@ -193,6 +193,27 @@ def resolve(environ: Mapping[str, str], given: Mapping[str, Given | None]) -> Re
     return Resolved(settings, sources)
 
 
+def described(resolved: Resolved) -> str:
+    """The settings that are not at their defaults, each with its source, on one line: what
+    a log shows so "why did it use that model?" is answered where the run is."""
+    parts = []
+    for setting in SETTINGS:
+        source = resolved.sources.get(setting.name, "default")
+        if source != "default":
+            value = getattr(resolved.settings, setting.name)
+            if setting.name == "api_base":  # a gateway URL may carry credentials
+                value = _without_credentials(str(value))
+            parts.append(f"{setting.name}={value} ({source})")
+    return "; ".join(parts)
+
+
+def _without_credentials(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2]).geturl()
+
+
 def flag_values(raw: Mapping[str, str | None]) -> dict[str, Given | None]:
     """A command line's raw values (setting name -> text or None), each checked and named by
     its flag; the values argparse already checked (choices) go through the same parse."""

@@ -42,6 +42,8 @@ from selfcorrect_action.sandbox.wire import (
     DeadlineExceeded,
     ProtocolViolation,
     StreamClosed,
+    read_header,
+    read_report,
 )
 
 # The uid range baked into sandbox/runner.py; a batch takes a block of it.
@@ -223,24 +225,11 @@ def _encode_item(request: ExecutionRequest) -> bytes:
 
 def _read_item_result(stream: AttachStream, nonce: str, index: int
                       ) -> tuple[dict[str, Any], bytes]:
-    parts = stream.read_line(160).split()
-    if len(parts) != 5 or parts[0] != b"ITEM-RESULT" or not all(
-            part.isdigit() for part in parts[2:]):
-        raise ProtocolViolation(f"expected ITEM-RESULT, got {b' '.join(parts)[:64]!r}")
-    if parts[1] != nonce.encode():
-        raise ProtocolViolation("a result line with the wrong nonce")
-    if int(parts[2]) != index:
-        raise ProtocolViolation(f"the result of item {int(parts[2])} came for item {index}")
-    size, tar_size = int(parts[3]), int(parts[4])
-    if size > MAX_RESULT_JSON:
-        raise ProtocolViolation(f"an item result of {size} bytes exceeds the cap")
-    try:
-        report = json.loads(stream.read_exact(size))
-    except ValueError as exc:
-        raise ProtocolViolation(f"the item result is not JSON: {exc}") from exc
-    if not isinstance(report, dict):
-        raise ProtocolViolation("the item result is not a JSON object")
-    return report, stream.read_exact(tar_size)
+    item, size, tar_size = read_header(stream, b"ITEM-RESULT", nonce, fields=3, max_line=160)
+    if item != index:
+        raise ProtocolViolation(f"the result of item {item} came for item {index}")
+    return read_report(stream, size, MAX_RESULT_JSON, "an item result"), \
+        stream.read_exact(tar_size)
 
 
 def _result(request: ExecutionRequest, report: dict[str, Any], tar: bytes,

@@ -6,12 +6,12 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping
 
+from selfcorrect_action.choices import MAX_TIMEOUT_S
 from selfcorrect_action.errors import SandboxUnavailable, UsageError
 from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES
 from selfcorrect_action.sandbox.docker_engine import RUNSC_HINT, DockerEngine
 from selfcorrect_action.sandbox.docker_engine import connect as _connect_docker
 from selfcorrect_action.sandbox.engine_api import Engine
-from selfcorrect_action.sandbox.models import MAX_TIMEOUT_S
 
 # How long past its expiry a running container may still be doing legitimate work: the
 # longest script, then the kill grace and the artifact transfer, with room to spare.

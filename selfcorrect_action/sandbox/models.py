@@ -9,7 +9,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from selfcorrect_action.choices import Runtime
+from selfcorrect_action.choices import MAX_TIMEOUT_S, Runtime
 
 SANDBOX_UID = 10001
 WORK_DIR = "/work"
@@ -66,7 +66,6 @@ class InputFile(_Frozen):
 
 # The longest a script may run (a contract's timeout_s is capped at the same value): the
 # orphan reaper relies on it to tell a live execution from a leftover.
-MAX_TIMEOUT_S = 3600.0
 
 
 class Boundary(_Frozen):

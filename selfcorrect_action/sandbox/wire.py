@@ -156,20 +156,35 @@ def read_started(stream: AttachStream) -> None:
 
 
 def read_result(stream: AttachStream, nonce: str) -> dict[str, Any]:
-    line = stream.read_line(128)
+    """`RESULT <nonce> <length>` then the report: one script's run."""
+    (size,) = read_header(stream, b"RESULT", nonce, fields=1, max_line=128)
+    return read_report(stream, size, MAX_RESULT_HEADER, "result header")
+
+
+def read_header(stream: AttachStream, verb: bytes, nonce: str, *, fields: int,
+                max_line: int) -> list[int]:
+    """A `<verb> <nonce> <n>...` line with `fields` whole numbers after the nonce (the one
+    parser of every result line the runner writes: RESULT, ITEM-RESULT)."""
+    line = stream.read_line(max_line)
     parts = line.split()
-    if len(parts) != 3 or parts[0] != b"RESULT" or not parts[2].isdigit():
-        raise ProtocolViolation(f"expected RESULT <nonce> <length>, got {line[:64]!r}")
+    if (len(parts) != 2 + fields or parts[0] != verb
+            or not all(part.isdigit() for part in parts[2:])):
+        raise ProtocolViolation(f"expected {verb.decode()} <nonce> and {fields} number(s), "
+                                f"got {line[:64]!r}")
     if parts[1] != nonce.encode():
         raise Tampered("a result line with the wrong nonce: the script wrote into the "
                        "runner's channel")
-    size = int(parts[2])
-    if size > MAX_RESULT_HEADER:
-        raise ProtocolViolation(f"result header of {size} bytes exceeds the cap")
+    return [int(part) for part in parts[2:]]
+
+
+def read_report(stream: AttachStream, size: int, cap: int, what: str) -> dict[str, Any]:
+    """`size` bytes of JSON that must be an object, refused above `cap`."""
+    if size > cap:
+        raise ProtocolViolation(f"{what} of {size} bytes exceeds the cap")
     try:
         report = json.loads(stream.read_exact(size))
     except ValueError as exc:
-        raise ProtocolViolation(f"result header is not JSON: {exc}") from exc
+        raise ProtocolViolation(f"{what} is not JSON: {exc}") from exc
     if not isinstance(report, dict):
-        raise ProtocolViolation("result header is not a JSON object")
+        raise ProtocolViolation(f"{what} is not a JSON object")
     return report

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from selfcorrect_action.errors import UsageError
+from selfcorrect_action.fileio import copy_atomically, write_atomically
 from selfcorrect_action.report import ReportPaths, load_run_json, write_reports
 from selfcorrect_action.report import writer as writer_module
-from selfcorrect_action.report.writer import copy_atomically, destination, write_atomically
+from selfcorrect_action.report.writer import destination
 
 from .runs import GITHUB_TOKEN, SECRETS, exhausted_run
 

@@ -146,3 +146,12 @@ def test_config_prints_every_setting_with_its_source(
     monkeypatch.setenv("SELFCORRECT_LLM_RETRIES", "many")
     assert main(["config"]) == 2
     assert "SELFCORRECT_LLM_RETRIES: expected a whole number" in capsys.readouterr().err
+
+
+def test_the_log_line_names_what_is_not_default_and_hides_credentials() -> None:
+    resolved = settings.resolve({"SELFCORRECT_API_BASE": "https://me:sk-123@gw.example/v1"},
+                                {"model": settings.Given("openai/x", "input model")})
+    line = settings.described(resolved)
+    assert "model=openai/x (input model)" in line
+    assert "api_base=https://***@gw.example/v1 (SELFCORRECT_API_BASE)" in line
+    assert "sk-123" not in line and "llm_timeout_s" not in line
