@@ -86,7 +86,10 @@ def test_samples_are_scored_beside_the_reference_and_gated(
     assert "| 2/3 | 3/3 |" in table and "No disagreements." in table
 
 
-def test_the_model_mode_records_then_replays_to_the_same_scores(tmp_path: Path) -> None:
+def test_the_model_mode_records_then_replays_to_the_same_scores(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through runs/pipeline.py like any run, with its settings from the same table: the
+    server is named by SELFCORRECT_API_BASE alone, as `selfcorrect run` would take it."""
     first, second = load_problems(2)
 
     def answer(code: str) -> Reply:
@@ -101,9 +104,10 @@ def test_the_model_mode_records_then_replays_to_the_same_scores(tmp_path: Path) 
             answer(second.prompt + "    return []\n"),  # one-shot: wrong
             answer(second.canonical_source),  # the loop: right at once
         )
+        monkeypatch.setenv("SELFCORRECT_API_BASE", server.api_base)
         code = main(["bench", "humaneval", "--mode", "model", "--limit", "2", "--workers",
-                     "1", "--model", "openai/fake-model", "--api-base", server.api_base,
-                     "--gate", "100", "--out", str(tmp_path / "live")])
+                     "1", "--model", "openai/fake-model", "--gate", "100",
+                     "--out", str(tmp_path / "live")])
         assert server.pending == 0 and server.overruns == 0
     assert code == 0
     (live,) = results(tmp_path / "live").values()
