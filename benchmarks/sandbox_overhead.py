@@ -8,6 +8,13 @@
 (b)-(d) under runc and runsc. Prints p50/p95 and each row's ratio to (a).
 Targets (issue 2): pool p50 within 150 ms of (a); cold no slower than (b).
 
+Then (e), what installing the runner's syscall filter costs a pooled container's start, in a
+fresh container per sample and an interpreter started as the runner's (-I -S), timed inside
+it from before the import to after the filter is in place: the runner's own path
+(libseccomp's bindings build and load the filter) against the one it replaced (ctypes and
+two prctl calls loading a hand-assembled program of the same length), alternating.
+Rule (issue 15, item 4): libseccomp only if it adds at most 5 ms under runsc.
+
     python benchmarks/sandbox_overhead.py [--runs 20]
 """
 
@@ -74,6 +81,43 @@ def settled(box: Sandbox) -> Callable[[], None]:
     return box.settle
 
 
+FILTER_PROBE = r"""
+import sys, time
+sys.path.insert(0, "/opt/selfcorrect")
+import runner  # built-in modules only, loaded before the filter in both paths
+started = time.perf_counter()
+if sys.argv[1] == "libseccomp":
+    problem = runner._install_syscall_filter(runner.syscall_filter)
+else:
+    import _struct, ctypes
+    code = b"".join(_struct.pack("=HBBI", 0x15, 60 - i, 0, 1000 + i) for i in range(60))
+    code = _struct.pack("=HBBI", 0x20, 0, 0, 0) + code + _struct.pack("=HBBI", 6, 0, 0, 0x7FFF0000)
+    code += _struct.pack("=HBBI", 6, 0, 0, 0x50001)
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+    prctl.restype, prctl.argtypes = ctypes.c_int, (ctypes.c_int, *(ctypes.c_ulong,) * 4)
+    buffer = ctypes.create_string_buffer(code, len(code))
+    fprog = _struct.pack("@HP", len(code) // 8, ctypes.addressof(buffer))
+    fprog = ctypes.create_string_buffer(fprog)
+    problem = prctl(38, 1, 0, 0, 0) or prctl(22, 2, ctypes.addressof(fprog), 0, 0) or None
+assert problem is None, problem
+print((time.perf_counter() - started) * 1000)
+"""
+FILTER_PATHS = ("ctypes + hand-built BPF", "libseccomp")
+
+
+def filter_install(image: str, runtime: str, runs: int) -> dict[str, list[float]]:
+    """Milliseconds per path, from alternating fresh containers."""
+    samples: dict[str, list[float]] = {path: [] for path in FILTER_PATHS}
+    for _ in range(runs):
+        for path in FILTER_PATHS:
+            argv = ["docker", "run", "--rm", "--runtime", runtime, "--network", "none",
+                    "--cap-drop", "ALL", "--security-opt", "no-new-privileges", image,
+                    "python3", "-I", "-S", "-c", FILTER_PROBE, path.split()[0]]
+            done = subprocess.run(argv, check=True, capture_output=True, text=True)
+            samples[path].append(float(done.stdout))
+    return samples
+
+
 def row(name: str, samples: list[float], floor: float | None) -> str:
     p50 = statistics.median(samples)
     p95 = sorted(samples)[max(0, int(len(samples) * 0.95) - 1)]
@@ -110,6 +154,19 @@ def main() -> None:
     print(f"{'':<34} {'p50':>8} {'p95':>8}  vs (a)")
     for line in lines:
         print(line)
+    print_filter_install(image, runs)
+
+
+def print_filter_install(image: str, runs: int) -> None:
+    print(f"\n(e) installing the syscall filter, in the runner's interpreter: {runs} fresh "
+          "containers each, milliseconds")
+    print(f"{'':<34} {'p50':>8} {'p95':>8}  vs ctypes")
+    for runtime in ("runc", "runsc"):
+        samples = filter_install(image, runtime, runs)
+        floor = statistics.median(samples[FILTER_PATHS[0]])
+        for path in FILTER_PATHS:
+            print(row(f"{path} [{runtime}]", samples[path], floor if path != FILTER_PATHS[0]
+                      else None))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,10 @@ CI=true: a CI run that silently skipped the sandbox suites would prove nothing."
 from __future__ import annotations
 
 import os
+import sys
+import tempfile
 from collections.abc import Iterator
+from types import ModuleType
 from typing import TYPE_CHECKING
 
 import pytest
@@ -79,3 +82,34 @@ def _no_real_home(
 ) -> None:
     """Tests never read or write the real home directory."""
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+
+
+SECCOMP_PACKAGES = "/usr/lib/python3/dist-packages"  # Debian's python3-seccomp
+
+
+@pytest.fixture(scope="session")
+def seccomp() -> ModuleType:
+    """libseccomp's bindings, from Debian's python3-seccomp (.ci/docker-up installs it):
+    the runner builds its filters with them. Missing, these tests skip, but fail in CI."""
+    added = SECCOMP_PACKAGES not in sys.path
+    if added:
+        sys.path.append(SECCOMP_PACKAGES)
+    try:
+        import seccomp as module
+    except ImportError:
+        reason = "python3-seccomp is not installed (`apt-get install python3-seccomp`)"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but {reason}", pytrace=False)
+        pytest.skip(reason)
+    finally:
+        if added:
+            sys.path.remove(SECCOMP_PACKAGES)
+    return module
+
+
+def exported(rules: object) -> bytes:
+    """The classic-BPF program a seccomp.SyscallFilter would load, as bytes."""
+    with tempfile.TemporaryFile() as out:
+        rules.export_bpf(out)  # type: ignore[attr-defined]
+        out.seek(0)
+        return out.read()

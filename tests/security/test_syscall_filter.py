@@ -281,10 +281,21 @@ print("done")
     assert [a.path for a in result.artifacts if a.rejected is None] == ["out.txt"]
 
 
+TOO_LONG = """
+def _too_long(seccomp):
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    rules.set_attr(seccomp.Attr.API_SYSRAWRC, 1)
+    for value in range(5000):
+        rules.add_rule(seccomp.ERRNO(1), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, 0xFFFF, value))
+    return rules
+
+"""
+
+
 @pytest.fixture(scope="module")
 def unfilterable_image(docker_client, tmp_path_factory):  # type: ignore[no-untyped-def]
-    """The sandbox image with a runner whose filter the kernel refuses (an empty program),
-    as a kernel without seccomp would: under its own tag, removed afterwards."""
+    """The sandbox image with a runner whose filter the kernel refuses (longer than
+    BPF_MAXINSNS), as a kernel without seccomp would: under its own tag, removed afterwards."""
     from selfcorrect_action.resources import sandbox_context
     from selfcorrect_action.sandbox import engine
     from selfcorrect_action.sandbox.image import ensure_image
@@ -293,9 +304,10 @@ def unfilterable_image(docker_client, tmp_path_factory):  # type: ignore[no-unty
     shutil.copytree(sandbox_context(), context)
     runner = context / "runner.py"
     source = runner.read_text()
-    install = "_install_syscall_filter(syscall_filter())"
-    assert source.count(install) == 1
-    runner.write_text(source.replace(install, '_install_syscall_filter(b"")'))
+    install, main = "_install_syscall_filter(syscall_filter)", "\ndef main() -> int:"
+    assert source.count(install) == 1 and source.count(main) == 1
+    source = source.replace(install, "_install_syscall_filter(_too_long)")
+    runner.write_text(source.replace(main, TOO_LONG + main))
     tag = f"selfcorrect-sandbox:test-unfilterable-{uuid.uuid4().hex[:8]}"
     connected = engine.connect()
     yield connected, ensure_image(connected, context=context, tag=tag)
@@ -328,6 +340,6 @@ def test_a_script_never_runs_unfiltered(
             box.run(request, tmp_path / "artifacts")
     message = str(raised.value)
     assert "cannot filter the script's system calls" in message
-    assert ("runner: cannot install the syscall filter: prctl(PR_SET_SECCOMP) "
+    assert ("runner: cannot install the syscall filter: seccomp_load "
             "failed with EINVAL (Invalid argument); the script was not started") in message
     assert "seccomp" in (raised.value.hint or "")

@@ -10,6 +10,8 @@ from types import ModuleType
 
 import pytest
 
+from tests.conftest import exported
+
 RUNNER = Path(__file__).parents[3] / "sandbox" / "runner.py"
 
 
@@ -47,8 +49,9 @@ def test_uids_outside_the_baked_range_are_refused(runner: ModuleType,
                            io.BytesIO(), io.BytesIO())
 
 
-def test_the_batch_filter_assembles_for_both_arches(runner: ModuleType) -> None:
-    program = runner.batch_syscall_filter()
+def test_the_batch_filter_builds_for_both_arches(runner: ModuleType,
+                                                 seccomp: ModuleType) -> None:
+    program = exported(runner.batch_syscall_filter(seccomp))
     assert len(program) % 8 == 0 and 8 < len(program) // 8 < 40
     assert runner.BATCH_UID_MIN > 10001  # never the single execution's uid
 

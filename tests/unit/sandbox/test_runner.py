@@ -23,6 +23,7 @@ from selfcorrect_action.resources import sandbox_context
 from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, StreamCapture
 from selfcorrect_action.sandbox.ustar import UstarReader
 from selfcorrect_action.sandbox.wire import encode_request
+from tests.conftest import exported
 
 
 @pytest.fixture(scope="module")
@@ -243,6 +244,13 @@ def run_bpf(program: bytes, arch: int, nr: int, args: tuple[int, ...] = (0,) * 6
             pc += 1 + (jt if acc == k else jf)
         elif op == 0x45:  # BPF_JMP | BPF_JSET | BPF_K
             pc += 1 + (jt if acc & k else jf)
+        elif op == 0x35:  # BPF_JMP | BPF_JGE | BPF_K
+            pc += 1 + (jt if acc >= k else jf)
+        elif op == 0x25:  # BPF_JMP | BPF_JGT | BPF_K
+            pc += 1 + (jt if acc > k else jf)
+        elif op == 0x54:  # BPF_ALU | BPF_AND | BPF_K
+            acc &= k
+            pc += 1
         elif op == 0x06:  # BPF_RET | BPF_K
             return k
         else:
@@ -250,8 +258,8 @@ def run_bpf(program: bytes, arch: int, nr: int, args: tuple[int, ...] = (0,) * 6
 
 
 @pytest.fixture(scope="module")
-def program(runner: ModuleType) -> bytes:
-    return runner.syscall_filter()
+def program(runner: ModuleType, seccomp: ModuleType) -> bytes:
+    return exported(runner.syscall_filter(seccomp))
 
 
 def _refused(arch: str) -> dict[str, int]:
@@ -306,24 +314,21 @@ def test_any_other_arch_is_refused_outright(program: bytes, arch: str) -> None:
         assert run_bpf(program, FOREIGN_ARCHES[arch], nr) == EPERM, nr
 
 
-def test_the_interpreter_can_tell_allow_from_refuse(runner: ModuleType) -> None:
+def test_the_interpreter_can_tell_allow_from_refuse() -> None:
     """Guards the tests above against an interpreter that answers EPERM for everything."""
-    allow_all = runner._assemble([(0x06, 0, 0, ALLOW)])
+    allow_all = struct.pack("=HBBI", 0x06, 0, 0, ALLOW)
     assert run_bpf(allow_all, AUDIT_ARCH["x86_64"], 272) == ALLOW
     with pytest.raises(AssertionError, match="unknown BPF opcode"):
-        run_bpf(runner._assemble([(0x07, 0, 0, 0)]), AUDIT_ARCH["x86_64"], 0)
+        run_bpf(struct.pack("=HBBI", 0x07, 0, 0, 0), AUDIT_ARCH["x86_64"], 0)
 
 
-def test_the_assembler_resolves_labels_and_refuses_far_jumps(runner: ModuleType) -> None:
-    def branch(k: int) -> bytes:  # the arch word is loaded: 0 here
-        return runner._assemble([(0x20, 0, 0, 4), (0x15, "yes", 0, k), (0x06, 0, 0, 1),
-                                 "yes", (0x06, 0, 0, 2)])
-
-    assert struct.unpack("=HBBI", branch(5)[8:16]) == (0x15, 1, 0, 5)
-    assert (run_bpf(branch(5), 0, 0), run_bpf(branch(0), 0, 0)) == (1, 2)
-    far = [(0x15, "end", 0, 0), *[(0x06, 0, 0, 0)] * 256, "end", (0x06, 0, 0, 0)]
-    with pytest.raises(ValueError, match="out of range"):
-        runner._assemble(far)
+def test_a_syscall_name_libseccomp_does_not_know_fails_the_build(
+    runner: ModuleType, seccomp: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A misspelt name must not leave a hole in the filter: the runner then starts nothing."""
+    monkeypatch.setattr(runner, "REFUSED_SYSCALLS", (*runner.REFUSED_SYSCALLS, "unshar"))
+    with pytest.raises(RuntimeError, match="errno = -22"):
+        runner.syscall_filter(seccomp)
 
 
 HOST_CHECK = r"""
@@ -341,8 +346,14 @@ def call(nr, *args):
     return "ALLOWED" if result >= 0 else errno.errorcode[ctypes.get_errno()]
 numbers = json.loads(sys.argv[3])
 clone3_before = call(*numbers["calls"]["clone3"])  # (NULL, 0): EINVAL, never a child
-program = runner.syscall_filter() if sys.argv[2] == "real" else b""
-problem = runner._install_syscall_filter(program)
+def too_long(seccomp):  # more than BPF_MAXINSNS instructions: the kernel says EINVAL
+    rules = seccomp.SyscallFilter(seccomp.ALLOW)
+    rules.set_attr(seccomp.Attr.API_SYSRAWRC, 1)
+    for value in range(5000):
+        rules.add_rule(seccomp.ERRNO(1), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, 0xFFFF, value))
+    return rules
+build = runner.syscall_filter if sys.argv[2] == "real" else too_long
+problem = runner._install_syscall_filter(build)
 seen = []
 worker = threading.Thread(target=lambda: seen.append(call(numbers["getpid"])))
 worker.start()
@@ -379,7 +390,8 @@ def _host_arch() -> str:
     return arch
 
 
-def test_this_kernel_accepts_the_filter_and_applies_it_to_children() -> None:
+def test_this_kernel_accepts_the_filter_and_applies_it_to_children(seccomp: ModuleType
+                                                                    ) -> None:
     """The real thing, in a child interpreter (a filter cannot be removed again): the kernel
     takes the program, refuses what it should, and passes the rest, threads included."""
     facts = _host_check(_host_arch(), "real")
@@ -389,20 +401,21 @@ def test_this_kernel_accepts_the_filter_and_applies_it_to_children() -> None:
     assert facts["thread"] == ["ALLOWED"] and facts["child_seccomp"] == ["2"]
 
 
-def test_a_filter_the_kernel_refuses_is_reported_not_ignored() -> None:
-    facts = _host_check(_host_arch(), "empty")
-    assert facts["problem"] == ("cannot install the syscall filter: prctl(PR_SET_SECCOMP) "
+def test_a_filter_the_kernel_refuses_is_reported_not_ignored(seccomp: ModuleType) -> None:
+    facts = _host_check(_host_arch(), "too long")
+    assert facts["problem"] == ("cannot install the syscall filter: seccomp_load "
                                 "failed with EINVAL (Invalid argument)")
     assert facts["calls"]["clone3"] == facts["clone3_before"]  # no filter took its place
 
 
-def test_without_ctypes_the_filter_reports_why(
+def test_without_libseccomp_the_filter_reports_why(
     runner: ModuleType, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setitem(sys.modules, "ctypes", None)  # import ctypes now raises ImportError
-    problem = runner._install_syscall_filter(runner.syscall_filter())
+    monkeypatch.setattr(sys, "path", list(sys.path))  # the runner appends its package path
+    monkeypatch.setitem(sys.modules, "seccomp", None)  # import seccomp now raises ImportError
+    problem = runner._install_syscall_filter(runner.syscall_filter)
     assert problem == ("cannot install the syscall filter: ModuleNotFoundError: import of "
-                       "ctypes halted; None in sys.modules")
+                       "seccomp halted; None in sys.modules")
 
 
 def test_the_script_is_not_started_without_the_filter(
@@ -426,7 +439,7 @@ def test_the_script_is_not_started_without_the_filter(
         monkeypatch.delenv("MPLCONFIGDIR", raising=False)
         monkeypatch.setattr(runner, "WORK_DIR", str(tmp_path))
         monkeypatch.setattr(runner, "_survive_signals", lambda: None)
-        monkeypatch.setattr(runner, "_install_syscall_filter", lambda program: "no seccomp")
+        monkeypatch.setattr(runner, "_install_syscall_filter", lambda build: "no seccomp")
         monkeypatch.setattr(runner, "_spawn", lambda *args: spawned.append(args))
         with pytest.raises(SystemExit) as stopped:
             runner.main()
