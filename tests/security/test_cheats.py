@@ -22,7 +22,7 @@ from selfcorrect_action.evaluation.junit import pytest_argv
 from selfcorrect_action.evaluation.spec_tests import judge_test_run
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.report.run_json import load_run_json
-from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
+from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, Runtime
 from tests.fakes.replays import fenced, write_replay
 
 pytestmark = pytest.mark.docker
@@ -140,7 +140,7 @@ def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, problem: str, code: str,
-         runtime: str, isolation: str = "process") -> tuple[int, RunState]:
+         runtime: Runtime, isolation: str = "process") -> tuple[int, RunState]:
     """`selfcorrect run` on the problem's spec with the model answering `code` once."""
     task = PROBLEMS[problem]
     work = tmp_path / "repo"
@@ -167,13 +167,13 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, problem: str, code: st
 @pytest.mark.usefixtures("sandbox_image")
 @pytest.mark.parametrize("problem", list(PROBLEMS))
 def test_an_honest_answer_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                 runtime: str, problem: str) -> None:
+                                 runtime: Runtime, problem: str) -> None:
     exit_code, state = _run(tmp_path, monkeypatch, problem, PROBLEMS[problem]["honest"], runtime)
     assert (exit_code, state.status.value) == (0, "passed"), state.stop_reason
 
 
 def _refused_under_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, problem: str,
-                               cheat: str, runtime: str) -> None:
+                               cheat: str, runtime: Runtime) -> None:
     exit_code, state = _run(tmp_path, monkeypatch, problem, cheat_module(cheat, problem),
                             runtime)
     attempt = state.attempts[-1]
@@ -188,7 +188,7 @@ def _refused_under_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
 @pytest.mark.usefixtures("sandbox_image")
 @pytest.mark.parametrize("cheat", list(CHEATS))
 def test_every_cheat_fails_under_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             runtime: str, cheat: str) -> None:
+                                             runtime: Runtime, cheat: str) -> None:
     """Under runc and runsc, on the tests a cheat sharing their process beats most easily."""
     _refused_under_the_default(tmp_path, monkeypatch, "running_total", cheat, runtime)
 

@@ -59,7 +59,7 @@ def test_plain_data_crosses_as_itself(boundary: dict[str, ModuleType], value: ob
     if isinstance(value, decimal.Decimal):
         assert str(back) == str(value)
     if isinstance(value, collections.deque):
-        assert back.maxlen == value.maxlen
+        assert isinstance(back, collections.deque) and back.maxlen == value.maxlen
 
 
 def test_subclasses_of_plain_types_cross_as_their_base(boundary: dict[str, ModuleType]) -> None:
@@ -102,6 +102,12 @@ class _OddZone(datetime.tzinfo):
 
     def utcoffset(self, moment: object) -> datetime.timedelta | None:
         return None if self.hours is None else datetime.timedelta(hours=self.hours)
+
+    def dst(self, moment: object) -> None:
+        return None
+
+    def tzname(self, moment: object) -> None:
+        return None
 
 
 @pytest.mark.parametrize("data", [
