@@ -89,7 +89,7 @@ class RunSession:
 
     def _open(self) -> Deps:
         llm = self._llm()
-        client = engine.connect(self._environ)
+        client = self._stack.enter_context(contextlib.closing(engine.connect(self._environ)))
         say = self.events.on_event
         image = (require_image(client, self.settings.sandbox_image)
                  if self.settings.sandbox_image else

@@ -186,6 +186,11 @@ def link(boundary: dict[str, ModuleType]) -> Iterator[Any]:
     made = boundary["client"].Link(theirs.detach(), "cand", "/work/candidate/cand.py", "",
                                    deadline=1e12, reserve_s=1.0)
     yield made
+    # The Link owns its control socket and lives as long as the candidate's process does, so
+    # it has no close(); a test's Link must not leave the socket to the garbage collector.
+    made.control.close()
+    if made.sock is not None:
+        made.sock.close()
     ours.close()
 
 
