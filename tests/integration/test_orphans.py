@@ -57,6 +57,8 @@ def test_a_killed_run_leaves_nothing_running_and_is_reaped(
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
+        if child.stdout:
+            child.stdout.close()
     # No one will ever read these containers: both must stop by themselves, the executing
     # one at its 3 s timeout, the pre-started one as soon as its stdin closed.
     deadline = time.monotonic() + 30
