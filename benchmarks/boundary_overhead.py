@@ -23,6 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.evaluation.junit import (
     PYTEST_JUNIT_PATH,
     boundary_pytest_argv,
@@ -32,7 +33,12 @@ from selfcorrect_action.evaluation.spec_tests import judge_test_run
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.image import ensure_image
-from selfcorrect_action.sandbox.models import Boundary, ExecutionRequest, InputFile, Limits
+from selfcorrect_action.sandbox.models import (
+    Boundary,
+    ExecutionRequest,
+    InputFile,
+    Limits,
+)
 
 CANDIDATE = b'''
 def below_zero(operations):
@@ -66,7 +72,7 @@ def test_below_zero():
 IDLE_S = 0.5
 
 
-def request(isolated: bool, runtime: str, repeat: int) -> ExecutionRequest:
+def request(isolated: bool, runtime: Runtime, repeat: int) -> ExecutionRequest:
     tests = TESTS.format(repeat=repeat).encode()
     files = [InputFile(path="candidate.py", data=CANDIDATE),
              InputFile(path="test_candidate.py", data=tests)]
@@ -92,7 +98,7 @@ def one(box: Sandbox, made: ExecutionRequest) -> float:
     return elapsed
 
 
-def measure(box: Sandbox, runtime: str, runs: int, calls: int) -> dict[str, list[float]]:
+def measure(box: Sandbox, runtime: Runtime, runs: int, calls: int) -> dict[str, list[float]]:
     """Alternating samples of each kind, after one warm-up run of each."""
     kinds = {f"{where} x{n}": request(where == "boundary", runtime, n)
              for where in ("in-process", "boundary") for n in (1, calls // 6)}
@@ -119,7 +125,7 @@ def main() -> None:
     args = parser.parse_args()
     connected = engine.connect()
     image = ensure_image(connected)
-    runtimes = ["runc", "runsc"] if args.runtime == "both" else [args.runtime]
+    runtimes: list[Runtime] = ["runc", "runsc"] if args.runtime == "both" else [args.runtime]
     calls = max(6, args.calls // 6 * 6)
     targets = {"runc": 50.0, "runsc": 100.0}
     print(f"frozen test run of a HumanEval-sized check(), {args.runs} runs each, warm pool")

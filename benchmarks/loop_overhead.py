@@ -25,8 +25,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from selfcorrect_action.commands.run_cmd import RunOptions, initial_state, resolve_models  # noqa: E402
 from selfcorrect_action.evaluation.layers import evaluate  # noqa: E402
+from selfcorrect_action.llm.base import LLM  # noqa: E402
 from selfcorrect_action.llm.factory import client_for  # noqa: E402
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse  # noqa: E402
 from selfcorrect_action.loop.budget import estimate_tokens  # noqa: E402
@@ -35,6 +35,8 @@ from selfcorrect_action.loop.feedback import build_packet, render_packet  # noqa
 from selfcorrect_action.loop.orchestrator import run_loop  # noqa: E402
 from selfcorrect_action.loop.state import Attempt, NextStep, Strategy  # noqa: E402
 from selfcorrect_action.report.writer import write_reports  # noqa: E402
+from selfcorrect_action.runs.prepare import initial_state, resolve_models  # noqa: E402
+from selfcorrect_action.runs.settings import RunSettings  # noqa: E402
 from selfcorrect_action.sandbox import engine  # noqa: E402
 from selfcorrect_action.sandbox.client import Sandbox  # noqa: E402
 from selfcorrect_action.sandbox.image import ensure_image  # noqa: E402
@@ -43,10 +45,11 @@ from selfcorrect_action.spec import load_spec  # noqa: E402
 
 SPEC = ROOT / "examples" / "tasks" / "bar_chart.yml"
 REPLAY = ROOT / "examples" / "replays" / "bar_chart.jsonl"
+SETTINGS = RunSettings(replay=REPLAY)
 
 
 class TimedLLM:
-    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, inner: LLM) -> None:
         self.inner, self.seconds = inner, 0.0
 
     def complete(self, request: ChatRequest) -> ChatResponse:
@@ -61,8 +64,7 @@ def attempt_overhead(sandbox: Sandbox, runs: int) -> tuple[list[float], list[flo
     """Per attempt: seconds outside the LLM, and of those the script's own run time in the
     container (pandas + matplotlib start-up and drawing, which no loop can remove)."""
     loaded = load_spec(SPEC)
-    options = RunOptions(spec_path=SPEC, replay=REPLAY)
-    models = resolve_models(loaded, options, {})
+    models = resolve_models(loaded, SETTINGS, {})
     inputs = [InputFile(path=p.name, data=p.read_bytes()) for p in loaded.input_paths]
     samples, scripts = [], []
     for _ in range(runs + 1):  # the first run pays litellm's import and warm-up: dropped
@@ -70,7 +72,7 @@ def attempt_overhead(sandbox: Sandbox, runs: int) -> tuple[list[float], list[flo
         with tempfile.TemporaryDirectory() as scratch:
             sandbox.settle()
             started = time.perf_counter()
-            state = run_loop(initial_state(loaded, models, options),
+            state = run_loop(initial_state(loaded, models, SETTINGS),
                              Deps(llm=llm, sandbox=sandbox, work_root=Path(scratch),
                                   inputs=inputs))
             write_reports(state, Path(scratch) / "out", secrets=[])
@@ -98,8 +100,7 @@ def packet_size(sandbox: Sandbox, lines: int, tmp: Path) -> tuple[int, int]:
                                limits=Limits(), timeout_s=60)
     result = sandbox.run(request, tmp / f"log-{lines}")
     loaded = load_spec(SPEC)
-    options = RunOptions(spec_path=SPEC, replay=REPLAY)
-    state = initial_state(loaded, resolve_models(loaded, options, {}), options)
+    state = initial_state(loaded, resolve_models(loaded, SETTINGS, {}), SETTINGS)
     state = state.model_copy(update={"output_name": "task.py"})
     code = failing_script(lines).decode()
     attempt = Attempt(index=1, strategy=Strategy.INITIAL, tier="cheap", model="m", code=code,

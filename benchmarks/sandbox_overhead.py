@@ -146,7 +146,7 @@ def main() -> None:
                                  timed(client_run(cold, runtime, work / f"c-{runtime}"), runs,
                                        before=settled(cold)), floor))
             with Sandbox(client, image, pool_size=2) as warm:
-                warm.warm(Limits(), runtime)  # type: ignore[arg-type]
+                warm.warm(Limits(), runtime)
                 lines.append(row(f"(d) client, pool [{runtime}]",
                                  timed(client_run(warm, runtime, work / f"d-{runtime}"), runs,
                                        before=settled(warm)), floor))

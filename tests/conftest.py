@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.errors import SandboxUnavailable
 
 if TYPE_CHECKING:
@@ -52,11 +53,11 @@ def sandbox_image(docker_engine: DockerEngine) -> str:
 
 
 @pytest.fixture(params=["runc", "runsc"])
-def runtime(request: pytest.FixtureRequest, docker_client) -> str:  # type: ignore[no-untyped-def]
-    runtimes = docker_client.info().get("Runtimes", {})
-    if request.param not in runtimes:
-        _docker_or_fail(f"the Docker engine has no {request.param} runtime")
-    return str(request.param)
+def runtime(request: pytest.FixtureRequest, docker_client) -> Runtime:
+    name: Runtime = request.param
+    if name not in docker_client.info().get("Runtimes", {}):
+        _docker_or_fail(f"the Docker engine has no {name} runtime")
+    return name
 
 
 @pytest.fixture

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import sys
@@ -53,23 +54,23 @@ def exec_script(
     if artifacts_dir is not None:
         writable_folder(artifacts_dir, "--artifacts-dir", empty=True)
     request = build_request(script, inputs, contract, runtime)
-    client = engine.connect()
-    image = ensure_image(client, progress=_progress_to_stderr)
-    with tempfile.TemporaryDirectory(prefix="selfcorrect-") as scratch:
-        target = artifacts_dir or Path(scratch) / "artifacts"
-        with Sandbox(client, image) as sandbox:
-            _progress_to_stderr(f"running {script.name} in a fresh sandbox ({runtime}, "
-                                f"timeout {contract.timeout_s:g} s)")
-            with announced_wait(_progress_to_stderr, f"{script.name} to finish",
-                                timeout_s=contract.timeout_s):
-                result = sandbox.run(request, target)
-        verdict = evaluate(result, contract, script_name=script.name)
-        report = exec_report(result, verdict)
-        if as_json:
-            print(json.dumps(report, indent=2))
-        else:
-            print(templating.render("reports/exec_summary.txt.j2", report=report,
-                                    script=script.name, kept=artifacts_dir))
+    with contextlib.closing(engine.connect()) as client:
+        image = ensure_image(client, progress=_progress_to_stderr)
+        with tempfile.TemporaryDirectory(prefix="selfcorrect-") as scratch:
+            target = artifacts_dir or Path(scratch) / "artifacts"
+            with Sandbox(client, image) as sandbox:
+                _progress_to_stderr(f"running {script.name} in a fresh sandbox ({runtime}, "
+                                    f"timeout {contract.timeout_s:g} s)")
+                with announced_wait(_progress_to_stderr, f"{script.name} to finish",
+                                    timeout_s=contract.timeout_s):
+                    result = sandbox.run(request, target)
+            verdict = evaluate(result, contract, script_name=script.name)
+            report = exec_report(result, verdict)
+            if as_json:
+                print(json.dumps(report, indent=2))
+            else:
+                print(templating.render("reports/exec_summary.txt.j2", report=report,
+                                        script=script.name, kept=artifacts_dir))
     return 0 if verdict.passed else 1
 
 

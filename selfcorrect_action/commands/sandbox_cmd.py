@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+
 from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
@@ -14,9 +16,9 @@ from selfcorrect_action.sandbox.progress import NOTE
 def build_image(*, force: bool) -> int:
     """Progress goes to stderr, the tag alone to stdout, so `$(selfcorrect sandbox build)`
     captures just the tag."""
-    client = engine.connect()
     console = Console(stderr=True, highlight=False)
-    with console.status("checking the sandbox image") as status:
+    with (contextlib.closing(engine.connect()) as client,
+          console.status("checking the sandbox image") as status):
         tag = ensure_image(client, force=force, progress=_Reporter(console, status))
     print(tag)
     return 0

@@ -111,7 +111,9 @@ class RunSession:
             llm = llm_client(self.models, self.settings, secrets=self._secrets,
                              on_wait=lambda message: say("llm", message))
         if sandbox is None:
-            client = engine_given or engine.connect(self._environ)
+            # What the session connects it closes; an engine handed in stays open.
+            client = engine_given or self._stack.enter_context(
+                contextlib.closing(engine.connect(self._environ)))
             image = (require_image(client, self.settings.sandbox_image)
                      if self.settings.sandbox_image else
                      ensure_image(client, progress=lambda line: say("sandbox", line)))

@@ -71,10 +71,26 @@ def connect(environ: Mapping[str, str] | None = None) -> DockerEngine:
     return DockerEngine(client)
 
 
+def _own_socket(raw: Any) -> socket.socket:
+    """The attach connection as a socket we alone hold. Over a Unix socket or plain TCP the SDK
+    returns the HTTP response's socket file, still referenced by the response: closing the
+    socket under it left the descriptor open until the garbage collector found the response
+    (a ResourceWarning per execution). A TLS socket is used as given."""
+    held: socket.socket = getattr(raw, "_sock", raw)
+    if type(held) is not socket.socket:  # an ssl.SSLSocket: its TLS state is in the object
+        return held
+    return socket.socket(fileno=held.detach())
+
+
 class DockerEngine:
     def __init__(self, client: docker.DockerClient) -> None:
         # Public for tests that inspect the real engine's state directly.
         self.client = client
+
+    def close(self) -> None:
+        """The SDK's pooled connections: left to the garbage collector, each is a
+        ResourceWarning and an open descriptor until then."""
+        self.client.close()
 
     def runtimes(self) -> dict[str, list[str]]:
         with translated("querying the Docker engine"):
@@ -86,8 +102,7 @@ class DockerEngine:
             container = self.client.containers.create(**config)
         try:
             with translated("starting a sandbox container"):
-                raw = container.attach_socket(params=_ATTACH)
-                sock: socket.socket = getattr(raw, "_sock", raw)
+                sock = _own_socket(container.attach_socket(params=_ATTACH))
                 container.start()
         except BaseException:
             self.remove(container.id)

@@ -39,7 +39,7 @@ class ContainerHost:
         self.session = uuid.uuid4().hex[:12]
         self.owner = f"{socket.gethostname()}:{os.getpid()}"
         self._executor: ThreadPoolExecutor | None = None
-        self._pool: WarmPool | None = None
+        self._pool: WarmPool[Prepared] | None = None
         self._lock = threading.Lock()
         self._checked_runtimes: set[tuple[str, str]] = set()
         self._background: set[Future[None]] = set()

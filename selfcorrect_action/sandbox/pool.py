@@ -12,23 +12,30 @@ import time
 from collections import defaultdict, deque
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from typing import Generic, Protocol, TypeVar
 
 from selfcorrect_action.sandbox.config import PoolKey
-from selfcorrect_action.sandbox.lifecycle import Prepared
-
-Factory = Callable[[PoolKey], Prepared]
-Destroyer = Callable[[Prepared], None]
 
 
-class WarmPool:
+class Expiring(Protocol):
+    """All the pool asks of what it holds (lifecycle.Prepared, or a test's stand-in)."""
+
+    def expired(self) -> bool: ...
+
+
+P = TypeVar("P", bound=Expiring)
+
+
+class WarmPool(Generic[P]):
     def __init__(
-        self, factory: Factory, destroy: Destroyer, *, size: int, executor: ThreadPoolExecutor
+        self, factory: Callable[[PoolKey], P], destroy: Callable[[P], None], *, size: int,
+        executor: ThreadPoolExecutor
     ) -> None:
         self._factory = factory
         self._destroy = destroy
         self._size = size
         self._executor = executor
-        self._ready: dict[PoolKey, deque[Prepared]] = defaultdict(deque)
+        self._ready: dict[PoolKey, deque[P]] = defaultdict(deque)
         self._pending: dict[PoolKey, int] = defaultdict(int)
         self._lock = threading.Lock()
         self._closed = False
@@ -44,7 +51,7 @@ class WarmPool:
         for _ in range(missing):
             self._executor.submit(self._fill_one, key)
 
-    def acquire(self, key: PoolKey) -> Prepared:
+    def acquire(self, key: PoolKey) -> P:
         """A started container for `key`: a warm one if there is one, else made now."""
         prepared = self._pop_fresh(key)
         self.warm(key)
@@ -67,9 +74,9 @@ class WarmPool:
         for prepared in leftovers:
             self._destroy(prepared)
 
-    def _pop_fresh(self, key: PoolKey) -> Prepared | None:
-        stale = []
-        found = None
+    def _pop_fresh(self, key: PoolKey) -> P | None:
+        stale: list[P] = []
+        found: P | None = None
         with self._lock:
             queue = self._ready[key]
             while queue and found is None:

@@ -13,6 +13,7 @@ import re
 import stat
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import docker
 import pytest
@@ -101,7 +102,7 @@ def action_image(docker_client: docker.DockerClient) -> BuildResult:
 
 def _run(client: docker.DockerClient, image: str, command: list[str], *,
          entrypoint: list[str] | None = None, timeout: int = 180,
-         **options: object) -> tuple[int, str, str]:
+         **options: Any) -> tuple[int, str, str]:
     """exit code, stdout, stderr of one container; the container is always removed."""
     options.setdefault("network_mode", "none")
     container = client.containers.create(

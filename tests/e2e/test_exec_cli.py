@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.cli import main
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "exec"
@@ -44,7 +45,9 @@ def test_passing_script_prints_the_documented_json(
 
 @pytest.mark.usefixtures("sandbox_image")
 @pytest.mark.parametrize("runtime", ["runc", "runsc"])
-def test_missing_input_fails_as_external(capsys: pytest.CaptureFixture[str], runtime: str) -> None:
+def test_missing_input_fails_as_external(
+    capsys: pytest.CaptureFixture[str], runtime: Runtime
+) -> None:
     code, out, _ = _exec(
         capsys, str(EXAMPLE / "sales_chart.py"), "--contract", str(EXAMPLE / "contract.yml"),
         "--json", "--runtime", runtime,

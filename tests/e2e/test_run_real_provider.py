@@ -90,7 +90,7 @@ def test_secrets_in_api_errors_never_reach_the_terminal(
 
 
 @pytest.mark.usefixtures("sandbox_image", "api_key")
-def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path, docker_client) -> None:  # type: ignore[no-untyped-def]
+def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path, docker_client) -> None:
     """CI cancels with SIGTERM: the reports are still written, they name the signal, the
     exit code is the shell's 143, and none of this run's containers stays. Only the child's
     own containers are counted (by their owner label): another run on the same engine must

@@ -6,11 +6,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ChatResponse
+from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ChatResponse, Purpose
 from selfcorrect_action.llm.recording import RecordedExchange, RecordingHeader
 
 
-def write_replay(path: Path, prompt: str, answers: list[tuple[str, str]]) -> Path:
+def write_replay(path: Path, prompt: str, answers: list[tuple[Purpose, str]]) -> Path:
     """`answers`: (purpose, text) in the order the run asks; the task's prompt is quoted in
     the first request, as a real recording's is (the run checks that it fits the task)."""
     lines = [RecordingHeader(created_at=datetime.now(UTC)).model_dump_json()]

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from selfcorrect_action.bench.cheats import CHEATS
 from selfcorrect_action.bench.problems import load_problems
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.cli import main
 from selfcorrect_action.sandbox.batch import BatchSandbox
 from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, script_argv
@@ -20,7 +22,7 @@ from tests.fakes.openai_server import FakeOpenAIServer, Reply
 pytestmark = pytest.mark.usefixtures("sandbox_image")
 
 
-def results(out: Path) -> dict:
+def results(out: Path) -> dict[str, Any]:
     return json.loads((out / "results.json").read_text())["runs"]
 
 
@@ -163,8 +165,8 @@ print("sleepers", alive)
 
 
 def test_a_batch_keeps_its_items_apart(docker_engine: object, sandbox_image: str,
-                                       tmp_path: Path, runtime: str) -> None:
-    requests = [ExecutionRequest(argv=script_argv("probe.py"), runtime=runtime,  # type: ignore[arg-type]
+                                       tmp_path: Path, runtime: Runtime) -> None:
+    requests = [ExecutionRequest(argv=script_argv("probe.py"), runtime=runtime,
                                  files=[InputFile(path="probe.py", data=textwrap.dedent(s)
                                                   .encode())])
                 for s in (_FIRST, _SECOND)]

@@ -10,12 +10,14 @@ import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import docker
 import pytest
 from docker.errors import ImageNotFound
 
 from selfcorrect_action import __version__
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.resources import sandbox_context
 from selfcorrect_action.sandbox.base_image import import_rootfs
 from selfcorrect_action.sandbox.client import Sandbox
@@ -32,7 +34,6 @@ from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
 from selfcorrect_action.sandbox.progress import NOTE
 
 pytestmark = pytest.mark.docker
-
 # As the sandbox mounts them (config._tmpfs): owned by the sandbox user, nothing executable.
 TMPFS = "rw,nosuid,nodev,noexec,size=64m,uid=10001,gid=10001,mode=0700"
 LIBRARIES = [
@@ -42,7 +43,7 @@ LIBRARIES = [
 
 
 def _python(
-    client: docker.DockerClient, image: str, code: str, *, runtime: str = "runc", **extra: object
+    client: docker.DockerClient, image: str, code: str, *, runtime: Runtime = "runc", **extra: Any
 ) -> str:
     """Runs python3 -c CODE as locked down as the sandbox runs scripts; stdout and stderr."""
     output = client.containers.run(
@@ -115,7 +116,7 @@ def test_a_changed_context_is_stale_and_rebuilt(
 
 
 def test_runs_as_the_sandbox_user(
-    docker_client: docker.DockerClient, sandbox_image: str, runtime: str
+    docker_client: docker.DockerClient, sandbox_image: str, runtime: Runtime
 ) -> None:
     code = "import os; print(os.getuid(), os.getgid(), os.getcwd(), os.environ['HOME'])"
     out = _python(docker_client, sandbox_image, code, runtime=runtime)
@@ -123,7 +124,7 @@ def test_runs_as_the_sandbox_user(
 
 
 def test_libraries_work_on_a_read_only_root(
-    docker_client: docker.DockerClient, sandbox_image: str, runtime: str
+    docker_client: docker.DockerClient, sandbox_image: str, runtime: Runtime
 ) -> None:
     code = f"""
 import importlib, os, subprocess, sys
@@ -142,7 +143,7 @@ print(sorted(os.listdir(".")))
 
 
 def test_matplotlib_uses_the_baked_font_cache(
-    sandbox: Sandbox, runtime: str, tmp_path: Path
+    sandbox: Sandbox, runtime: Runtime, tmp_path: Path
 ) -> None:
     """The runner seeds the empty tmpfs cache dir before the script starts."""
     code = (
@@ -152,7 +153,7 @@ def test_matplotlib_uses_the_baked_font_cache(
     )
     result = sandbox.run(
         ExecutionRequest(argv=["python3", "s.py"], files=[InputFile(path="s.py", data=code)],
-                         runtime=runtime),  # type: ignore[arg-type]
+                         runtime=runtime),
         tmp_path / "artifacts",
     )
     out = result.stderr.text

@@ -37,12 +37,12 @@ CHILD = textwrap.dedent(
 )
 
 
-def _containers(client, session: str, *, running_only: bool):  # type: ignore[no-untyped-def]
+def _containers(client, session: str, *, running_only: bool):
     return client.containers.list(all=not running_only,
                                   filters={"label": f"{LABEL_SESSION}={session}"})
 
 
-def test_a_killed_run_leaves_nothing_running_and_is_reaped(  # type: ignore[no-untyped-def]
+def test_a_killed_run_leaves_nothing_running_and_is_reaped(
     docker_client, docker_engine, sandbox_image
 ) -> None:
     child = subprocess.Popen([sys.executable, "-c", CHILD, sandbox_image],
@@ -57,6 +57,8 @@ def test_a_killed_run_leaves_nothing_running_and_is_reaped(  # type: ignore[no-u
     finally:
         child.send_signal(signal.SIGKILL)
         child.wait()
+        if child.stdout:
+            child.stdout.close()
     # No one will ever read these containers: both must stop by themselves, the executing
     # one at its 3 s timeout, the pre-started one as soon as its stdin closed.
     deadline = time.monotonic() + 30
@@ -72,7 +74,7 @@ def test_a_killed_run_leaves_nothing_running_and_is_reaped(  # type: ignore[no-u
 
 def test_a_running_execution_is_not_reaped_however_long_it_runs(
     docker_client, docker_engine, sandbox: Sandbox, tmp_path
-) -> None:  # type: ignore[no-untyped-def]
+) -> None:
     """The expiry label is set at creation, before the script's timeout is known: another
     run's reaper must not take a container that is still executing a long script."""
     request = ExecutionRequest(argv=["python3", "s.py"], timeout_s=60, files=[

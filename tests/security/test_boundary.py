@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.evaluation.junit import (
     PYTEST_JUNIT_PATH,
     boundary_pytest_argv,
@@ -31,8 +32,6 @@ pytestmark = pytest.mark.docker
 
 CANDIDATE = '''
 import ctypes, errno, os, signal, sys
-
-
 def attempt(action, *args):
     """The errno an action failed with, or "done"."""
     try:
@@ -278,7 +277,7 @@ def test_hang():
 '''
 
 
-def _request(candidate: str, module: str, tests: str, runtime: str, *, timeout_s: float = 30,
+def _request(candidate: str, module: str, tests: str, runtime: Runtime, *, timeout_s: float = 30,
              extra: tuple[InputFile, ...] = ()) -> ExecutionRequest:
     return ExecutionRequest(
         argv=boundary_pytest_argv(["test_it.py"]), timeout_s=timeout_s,
@@ -289,7 +288,7 @@ def _request(candidate: str, module: str, tests: str, runtime: str, *, timeout_s
         artifact_paths=[PYTEST_JUNIT_PATH])
 
 
-def test_the_candidate_cannot_reach_the_tests(sandbox, runtime: str, tmp_path: Path) -> None:
+def test_the_candidate_cannot_reach_the_tests(sandbox, runtime: Runtime, tmp_path: Path) -> None:
     request = _request(CANDIDATE, "candidate", TESTS, runtime,
                        extra=(InputFile(path="data.txt", data=b"the input"),))
     result = sandbox.run(request, tmp_path / "artifacts")
@@ -299,7 +298,7 @@ def test_the_candidate_cannot_reach_the_tests(sandbox, runtime: str, tmp_path: P
 
 
 def test_a_shared_input_replaced_under_the_tests_fails_the_run(
-        sandbox, runtime: str, tmp_path: Path) -> None:
+        sandbox, runtime: Runtime, tmp_path: Path) -> None:
     """gVisor lets a rename replace another user's file in a sticky folder (Linux does not):
     under either runtime a swapped input is found when the tests end, and the run fails
     whatever they concluded from it."""
@@ -323,7 +322,7 @@ def test_a_shared_input_replaced_under_the_tests_fails_the_run(
 
 
 def test_exit_crash_and_hang_are_errors_of_the_call_and_later_tests_still_run(
-        sandbox, runtime: str, tmp_path: Path) -> None:
+        sandbox, runtime: Runtime, tmp_path: Path) -> None:
     request = _request(CRASHES, "crashes", CRASH_TESTS, runtime, timeout_s=12)
     result = sandbox.run(request, tmp_path / "artifacts")
     junit = next(a for a in result.artifacts if a.path == PYTEST_JUNIT_PATH)
@@ -343,7 +342,7 @@ def test_exit_crash_and_hang_are_errors_of_the_call_and_later_tests_still_run(
 
 
 def test_a_boundary_container_runs_no_single_execution_and_a_single_one_no_boundary(
-        docker_engine, sandbox, sandbox_image: str, runtime: str, tmp_path: Path) -> None:
+        docker_engine, sandbox, sandbox_image: str, runtime: Runtime, tmp_path: Path) -> None:
     """The widening is used for the boundary only: the runner of a root container refuses a
     plain request (it would run the script as root), and the runner of an ordinary
     container refuses a boundary request (it cannot split the uids)."""
@@ -371,7 +370,7 @@ BOMBS = {
 
 @pytest.mark.parametrize("bomb", list(BOMBS))
 def test_a_bomb_at_import_ends_the_run_as_a_failure_and_leaves_nothing(
-        sandbox, runtime: str, tmp_path: Path, bomb: str) -> None:
+        sandbox, runtime: Runtime, tmp_path: Path, bomb: str) -> None:
     """The candidate's uid shares the container's limits with the tests: a fork or memory
     bomb in its process cannot make the run pass, hang the client, or outlive the run (the
     sandbox fixture checks that no container is left)."""
@@ -469,7 +468,7 @@ def test_add():
 
 
 @pytest.mark.parametrize("forgery", list(FORGERIES))
-def test_a_forgery_the_second_review_found_fails(sandbox, runtime: str, tmp_path: Path,
+def test_a_forgery_the_second_review_found_fails(sandbox, runtime: Runtime, tmp_path: Path,
                                                  forgery: str) -> None:
     candidate, tests = FORGERIES[forgery]
     request = _request(candidate, "cand", tests, runtime,

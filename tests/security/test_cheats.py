@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from selfcorrect_action.bench.cheats import CHEATS, POTENT_IN_PROCESS, cheat_module
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.cli import main
 from selfcorrect_action.evaluation.junit import pytest_argv
 from selfcorrect_action.evaluation.spec_tests import judge_test_run
@@ -140,7 +141,7 @@ def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, problem: str, code: str,
-         runtime: str, isolation: str = "process") -> tuple[int, RunState]:
+         runtime: Runtime, isolation: str = "process") -> tuple[int, RunState]:
     """`selfcorrect run` on the problem's spec with the model answering `code` once."""
     task = PROBLEMS[problem]
     work = tmp_path / "repo"
@@ -167,13 +168,13 @@ def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, problem: str, code: st
 @pytest.mark.usefixtures("sandbox_image")
 @pytest.mark.parametrize("problem", list(PROBLEMS))
 def test_an_honest_answer_passes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                 runtime: str, problem: str) -> None:
+                                 runtime: Runtime, problem: str) -> None:
     exit_code, state = _run(tmp_path, monkeypatch, problem, PROBLEMS[problem]["honest"], runtime)
     assert (exit_code, state.status.value) == (0, "passed"), state.stop_reason
 
 
 def _refused_under_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, problem: str,
-                               cheat: str, runtime: str) -> None:
+                               cheat: str, runtime: Runtime) -> None:
     exit_code, state = _run(tmp_path, monkeypatch, problem, cheat_module(cheat, problem),
                             runtime)
     attempt = state.attempts[-1]
@@ -188,7 +189,7 @@ def _refused_under_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
 @pytest.mark.usefixtures("sandbox_image")
 @pytest.mark.parametrize("cheat", list(CHEATS))
 def test_every_cheat_fails_under_the_default(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                             runtime: str, cheat: str) -> None:
+                                             runtime: Runtime, cheat: str) -> None:
     """Under runc and runsc, on the tests a cheat sharing their process beats most easily."""
     _refused_under_the_default(tmp_path, monkeypatch, "running_total", cheat, runtime)
 

@@ -6,8 +6,11 @@ from __future__ import annotations
 import json
 import os
 import signal
+from typing import Any
 
 import pytest
+
+from selfcorrect_action.choices import Runtime
 
 PROBE = """
 import json, socket, sys
@@ -20,12 +23,12 @@ def attempt(fn):
 """
 
 
-def _verdicts(result) -> dict[str, str]:  # type: ignore[no-untyped-def]
+def _verdicts(result) -> dict[str, Any]:
     assert result.exit_code == 0, result.stderr.text
     return json.loads(result.stdout.text.strip().splitlines()[-1])
 
 
-def _assert_all_blocked(result) -> None:  # type: ignore[no-untyped-def]
+def _assert_all_blocked(result) -> None:
     verdicts = _verdicts(result)
     allowed = {name: v for name, v in verdicts.items() if not v.startswith("blocked")}
     assert not allowed, allowed
@@ -194,7 +197,7 @@ print(json.dumps({
     _assert_all_blocked(result)
 
 
-def test_a_forged_result_is_never_taken_for_the_real_one(run_script, runtime: str) -> None:
+def test_a_forged_result_is_never_taken_for_the_real_one(run_script, runtime: Runtime) -> None:
     """The script tries to write a passing result into the runner's channel through /proc.
     Under runc, non-dumpability refuses the open; gVisor ignores it, so there the nonce on
     the real result line must expose the forgery."""
@@ -223,7 +226,7 @@ sys.exit(3)
         ), result
 
 
-def test_the_runner_is_pid_1_and_cannot_be_opened_or_traced(run_script, runtime: str) -> None:
+def test_the_runner_is_pid_1_and_cannot_be_opened_or_traced(run_script, runtime: Runtime) -> None:
     """docker-init would run as the script's uid and be dumpable: the script could ptrace it
     and take over PID 1. The runner is PID 1 instead, and non-dumpable. (gVisor ignores
     non-dumpability for /proc/<pid>/fd: there a write into the channel is caught by the
@@ -252,7 +255,7 @@ print(json.dumps({
     assert not allowed, allowed
 
 
-def test_killing_the_runner_fails_or_is_reported(run_script, runtime: str) -> None:
+def test_killing_the_runner_fails_or_is_reported(run_script, runtime: Runtime) -> None:
     """Under runc, PID 1 ignores SIGKILL sent from inside its namespace: the run goes on.
     gVisor does not give PID 1 that protection; there the run is reported as broken."""
     result = run_script("import os, signal, time\nos.kill(1, signal.SIGKILL)\n"
@@ -302,7 +305,7 @@ print(json.dumps({
     assert facts["runner_oom_score_adj"] != "1000"
 
 
-def test_the_script_gets_default_signal_dispositions(sandbox, runtime: str, tmp_path) -> None:
+def test_the_script_gets_default_signal_dispositions(sandbox, runtime: Runtime, tmp_path) -> None:
     """The runner ignores or catches signals to survive the script; none of that may reach
     the script, which is not always Python: each shell here sends itself a signal and must
     die of it (gVisor's /proc has no SigIgn line to read instead)."""
@@ -311,7 +314,7 @@ def test_the_script_gets_default_signal_dispositions(sandbox, runtime: str, tmp_
     names = ["PIPE", "XFSZ", "HUP", "TERM", "USR1", "USR2", "INT"]
     script = "; ".join(f'sh -c "kill -{name} \\$\\$"; echo {name}=$?' for name in names)
     result = sandbox.run(
-        ExecutionRequest(argv=["sh", "-c", script], runtime=runtime),  # type: ignore[arg-type]
+        ExecutionRequest(argv=["sh", "-c", script], runtime=runtime),
         tmp_path / "artifacts",
     )
     assert result.exit_code == 0, result.stderr.text

@@ -5,7 +5,9 @@ from __future__ import annotations
 import threading
 import uuid
 from pathlib import Path
+from typing import Any
 
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
 
@@ -70,7 +72,7 @@ def test_a_file_left_by_one_execution_is_absent_from_the_next(run_script) -> Non
 
 
 def test_pooled_containers_do_not_leak_between_executions(
-    docker_engine, sandbox_image: str, runtime: str, tmp_path: Path
+    docker_engine, sandbox_image: str, runtime: Runtime, tmp_path: Path
 ) -> None:
     with Sandbox(docker_engine, sandbox_image, pool_size=2) as box:
         outputs = []
@@ -82,13 +84,15 @@ def test_pooled_containers_do_not_leak_between_executions(
             )
             request = ExecutionRequest(
                 argv=["python3", "s.py"], files=[InputFile(path="s.py", data=code.encode())],
-                runtime=runtime,  # type: ignore[arg-type]
+                runtime=runtime,
             )
             outputs.append(box.run(request, tmp_path / str(i)).stdout.text.strip())
     assert outputs == ["['/work/s.py']"] * 4
 
 
-def test_concurrent_executions_do_not_see_each_other(sandbox, runtime: str, tmp_path: Path) -> None:
+def test_concurrent_executions_do_not_see_each_other(
+    sandbox, runtime: Runtime, tmp_path: Path
+) -> None:
     tokens = [uuid.uuid4().hex for _ in range(4)]
     results: dict[str, object] = {}
 
@@ -101,7 +105,7 @@ def test_concurrent_executions_do_not_see_each_other(sandbox, runtime: str, tmp_
         )
         request = ExecutionRequest(
             argv=["python3", "s.py"], files=[InputFile(path="s.py", data=code.encode())],
-            runtime=runtime,  # type: ignore[arg-type]
+            runtime=runtime,
         )
         results[token] = sandbox.run(request, tmp_path / token)
 
@@ -133,14 +137,14 @@ def test_artifact_names_too_long_to_transfer_are_reported(run_script) -> None:
     assert "too long" in (by_path["b" * 150 + ".txt"].rejected or "")
 
 
-def _run(sandbox: Sandbox, runtime: str, tmp_path: Path, code: str, **extra: object):  # type: ignore[no-untyped-def]
-    request = ExecutionRequest(argv=["python3", "s.py"], runtime=runtime,  # type: ignore[arg-type]
+def _run(sandbox: Sandbox, runtime: Runtime, tmp_path: Path, code: str, **extra: Any):
+    request = ExecutionRequest(argv=["python3", "s.py"], runtime=runtime,
                                files=[InputFile(path="s.py", data=code.encode())], **extra)
     return sandbox.run(request, tmp_path / uuid.uuid4().hex)
 
 
 def test_the_contracts_files_are_taken_before_a_flood_of_others(
-    sandbox: Sandbox, runtime: str, tmp_path: Path
+    sandbox: Sandbox, runtime: Runtime, tmp_path: Path
 ) -> None:
     """Past the file cap, the walk's order would decide which files come back: the ones the
     contract names are collected first, whatever their names and folders."""
@@ -161,7 +165,7 @@ def test_the_contracts_files_are_taken_before_a_flood_of_others(
 
 
 def test_a_wanted_path_through_a_linked_folder_is_not_followed(
-    sandbox: Sandbox, runtime: str, tmp_path: Path
+    sandbox: Sandbox, runtime: Runtime, tmp_path: Path
 ) -> None:
     result = _run(sandbox, runtime, tmp_path, "import os\nos.symlink('/etc', 'conf')\n",
                   artifact_paths=["conf/passwd"])
@@ -171,7 +175,7 @@ def test_a_wanted_path_through_a_linked_folder_is_not_followed(
 
 
 def test_unreadable_files_and_folders_are_named_not_dropped(
-    sandbox: Sandbox, runtime: str, tmp_path: Path
+    sandbox: Sandbox, runtime: Runtime, tmp_path: Path
 ) -> None:
     code = (
         "import os\nopen('secret.txt', 'w').write('x')\nos.chmod('secret.txt', 0)\n"
@@ -183,10 +187,12 @@ def test_unreadable_files_and_folders_are_named_not_dropped(
     assert by_path["locked/"].rejected == "folder cannot be read (its permissions refuse it)"
 
 
-def test_unchanged_inputs_are_named_apart(sandbox: Sandbox, runtime: str, tmp_path: Path) -> None:
+def test_unchanged_inputs_are_named_apart(
+    sandbox: Sandbox, runtime: Runtime, tmp_path: Path
+) -> None:
     files = [InputFile(path="s.py", data=b"open('b.csv', 'a').write('2')\n"),
              InputFile(path="a.csv", data=b"1"), InputFile(path="b.csv", data=b"1")]
-    request = ExecutionRequest(argv=["python3", "s.py"], runtime=runtime,  # type: ignore[arg-type]
+    request = ExecutionRequest(argv=["python3", "s.py"], runtime=runtime,
                                files=files)
     result = sandbox.run(request, tmp_path / "unchanged")
     assert sorted(result.unchanged_inputs) == ["a.csv", "s.py"]

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import resource
 
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.evaluation.classify import classify_execution_failure
 from selfcorrect_action.taxonomy import Category
 
 
-def _category(result) -> Category:  # type: ignore[no-untyped-def]
+def _category(result) -> Category:
     return classify_execution_failure(result, script_name="attack.py")[0]
 
 
@@ -26,7 +27,7 @@ def test_fork_bomb_is_stopped_by_the_pids_limit(run_script) -> None:
     assert _category(result) is Category.RESOURCE
 
 
-def test_thread_bomb_is_stopped(run_script, runtime: str) -> None:
+def test_thread_bomb_is_stopped(run_script, runtime: Runtime) -> None:
     """runc: the pids limit refuses new threads. runsc: gVisor's threads are not host tasks,
     so the pids cgroup does not see them and the memory limit stops the bomb instead."""
     result = run_script(
@@ -104,7 +105,7 @@ def test_filling_dev_shm_hits_its_size_limit(run_script) -> None:
     assert _category(result) is Category.RESOURCE
 
 
-def test_many_small_files_are_contained(run_script, runtime: str) -> None:
+def test_many_small_files_are_contained(run_script, runtime: Runtime) -> None:
     """runc: the tmpfs inode limit. runsc: gVisor's tmpfs has no inode limit, so the run
     goes on until the timeout; either way the report stays small."""
     result = run_script(

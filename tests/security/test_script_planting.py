@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from selfcorrect_action.choices import Runtime
 from selfcorrect_action.cli import main
 from selfcorrect_action.report.run_json import load_run_json
 from tests.fakes.replays import fenced, write_replay
@@ -79,7 +80,7 @@ def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.usefixtures("sandbox_image")
 @pytest.mark.parametrize("isolation", ["process", "in-process"])
 def test_nothing_a_script_plants_changes_the_tests_verdict(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: str, isolation: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime, isolation: str) -> None:
     work = tmp_path / "repo"
     work.mkdir()
     (work / "test_result.py").write_text(textwrap.dedent(TESTS).lstrip())

@@ -13,8 +13,11 @@ import json
 import shutil
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from selfcorrect_action.choices import Runtime
 
 PROBE = r"""
 import ctypes, errno, json, os, subprocess, sys
@@ -117,7 +120,7 @@ print(json.dumps(verdicts))
 EXPECTED_ERRNO = {"clone3(fork)": "ENOSYS"}
 
 
-def _verdicts(result) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _verdicts(result) -> dict[str, Any]:
     assert result.exit_code == 0, result.stderr.text
     return json.loads(result.stdout.text.strip().splitlines()[-1])
 
@@ -159,7 +162,7 @@ print(json.dumps(steps))
     assert set(verdicts.values()) == {"EPERM"}, verdicts
 
 
-def test_other_arches_and_abis_are_refused(run_script, runtime: str) -> None:
+def test_other_arches_and_abis_are_refused(run_script, runtime: Runtime) -> None:
     """The filter's tables are x86_64's: the same syscalls under i386's numbers (int 0x80)
     or the x32 ABI (bit 30 set) must not slip past them. Linux without the filter answers
     getpid by int 0x80 with the pid (this kernel has IA32 emulation) and x32 with ENOSYS;
@@ -192,7 +195,7 @@ print(json.dumps({
     assert verdicts["x86_64_getpid"] == "ALLOWED"
 
 
-def test_the_filter_is_on_the_script_and_its_children(run_script, runtime: str) -> None:
+def test_the_filter_is_on_the_script_and_its_children(run_script, runtime: Runtime) -> None:
     """Seccomp: 2 is filter mode. Under runc Docker's profile alone gives that too, so there
     the filter count (Seccomp_filters, which gVisor does not report) must show ours on top
     of Docker's one; gVisor reports no filter of its own (Seccomp: 0 without ours)."""
@@ -293,7 +296,7 @@ def _too_long(seccomp):
 
 
 @pytest.fixture(scope="module")
-def unfilterable_image(docker_client, tmp_path_factory):  # type: ignore[no-untyped-def]
+def unfilterable_image(docker_client, tmp_path_factory):
     """The sandbox image with a runner whose filter the kernel refuses (longer than
     BPF_MAXINSNS), as a kernel without seccomp would: under its own tag, removed afterwards."""
     from selfcorrect_action.resources import sandbox_context
@@ -317,8 +320,8 @@ def unfilterable_image(docker_client, tmp_path_factory):  # type: ignore[no-unty
 
 @pytest.mark.parametrize("pool_size", [0, 1], ids=["cold", "pooled"])
 def test_a_script_never_runs_unfiltered(
-    unfilterable_image, runtime: str, pool_size: int, tmp_path: Path
-) -> None:  # type: ignore[no-untyped-def]
+    unfilterable_image, runtime: Runtime, pool_size: int, tmp_path: Path
+) -> None:
     """A runner that cannot install its filter answers the request, cold or pooled, by
     exiting before STARTED (so before the spawn): the client raises a sandbox error that
     quotes it (exit 3, with a hint about seccomp), not a result the loop would take for
@@ -330,11 +333,11 @@ def test_a_script_never_runs_unfiltered(
     connected, image = unfilterable_image
     request = ExecutionRequest(
         argv=["python3", "s.py"], files=[InputFile(path="s.py", data=b"print('RAN')\n")],
-        runtime=runtime,  # type: ignore[arg-type]
+        runtime=runtime,
     )
     with Sandbox(connected, image, pool_size=pool_size) as box:
         if pool_size:
-            box.warm(request.limits, runtime)  # type: ignore[arg-type]
+            box.warm(request.limits, runtime)
             box.settle()
         with pytest.raises(SandboxUnavailable) as raised:
             box.run(request, tmp_path / "artifacts")

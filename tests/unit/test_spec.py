@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import ValidationError
@@ -36,13 +37,13 @@ def repo(tmp_path: Path) -> Path:
     return root
 
 
-def load(text: str, repo: Path, **kwargs: object) -> TaskSpec:
-    return load_spec_text(text, "spec.yml", root=repo, **kwargs).spec  # type: ignore[arg-type]
+def load(text: str, repo: Path, **kwargs: Any) -> TaskSpec:
+    return load_spec_text(text, "spec.yml", root=repo, **kwargs).spec
 
 
-def problems_of(text: str, repo: Path, **kwargs: object) -> list[str]:
+def problems_of(text: str, repo: Path, **kwargs: Any) -> list[str]:
     with pytest.raises(SpecError) as caught:
-        load_spec_text(text, "spec.yml", root=repo, **kwargs)  # type: ignore[arg-type]
+        load_spec_text(text, "spec.yml", root=repo, **kwargs)
     return caught.value.problems
 
 

@@ -4,6 +4,7 @@ change."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -18,8 +19,8 @@ def problems_of(text: str, *, name: str = "chart") -> list[str]:
     return caught.value.problems
 
 
-def spec(**fields: object) -> TaskSpec:
-    return TaskSpec.model_construct(**{"prompt": "p", **fields})  # type: ignore[arg-type]
+def spec(**fields: Any) -> TaskSpec:
+    return TaskSpec.model_construct(**{"prompt": "p", **fields})
 
 
 def test_an_artifact_at_the_output_path_is_an_error() -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,9 +41,9 @@ def write_spec(repo: Path, text: str, name: str = "chart.yml") -> Path:
     return path
 
 
-def problems_of(path: Path, **kwargs: object) -> list[str]:
+def problems_of(path: Path, **kwargs: Any) -> list[str]:
     with pytest.raises(SpecError) as caught:
-        load_spec(path, **kwargs)  # type: ignore[arg-type]
+        load_spec(path, **kwargs)
     return caught.value.problems
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from selfcorrect_action.action.inputs import ActionInputs
 from selfcorrect_action.action.plan_builder import build_plan
@@ -31,7 +32,7 @@ def _state(task: Task, status: Status, *, tests_by_plan: bool = False,
                     tests_written_by_plan=tests_by_plan)
 
 
-def _plan(task: Task, state: RunState, *, draft: bool = False):  # type: ignore[no-untyped-def]
+def _plan(task: Task, state: RunState, *, draft: bool = False):
     return build_plan(task, state, repository="o/r", base_branch="main", audit_md="# a",
                       run_json="{}", summary_md="**selfcorrect: passed**",
                       server_url="https://github.example", comment_body="body",
@@ -84,7 +85,7 @@ def test_a_failed_run_opens_nothing_unless_a_draft_is_asked_for(tmp_path: Path) 
     assert "did not pass" in draft.pull_request.body
 
 
-def _inputs(**caps: object) -> ActionInputs:
+def _inputs(**caps: Any) -> ActionInputs:
     return ActionInputs.model_validate({"github_token": "t", **caps})
 
 

@@ -48,7 +48,7 @@ def test_the_older_command_syntax_is_defused_too() -> None:
     assert "##[" not in line
 
 
-def test_the_job_log_cannot_carry_runner_commands(capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_job_log_cannot_carry_runner_commands(capsys) -> None:
     from selfcorrect_action.commands.action_cmd import log_printer
 
     log_printer(["sekret-value-123"])("evaluate", "Exception: ##[add-mask]x\n::error::fake "

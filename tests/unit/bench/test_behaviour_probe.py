@@ -41,7 +41,7 @@ def test_variations_keep_the_type_and_are_deduplicated() -> None:
 
 
 def test_first_difference_skips_inputs_the_original_rejects() -> None:
-    calls = [((0,), {}), ((1,), {}), ((2,), {})]
+    calls: list[probe.Call] = [((0,), {}), ((1,), {}), ((2,), {})]
     baseline = [("raise", "ValueError"), ("ok", "int", "1"), ("ok", "int", "2")]
     assert probe.first_difference(lambda x: x, calls, baseline, time.monotonic() + 5) is None
     assert probe.first_difference(lambda x: 1, calls, baseline, time.monotonic() + 5) == 2

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from selfcorrect_action.bench import summary
 from selfcorrect_action.bench.results import RunRecord, Segment
 
 
-def run(items: dict, extras: dict | None = None, segments: list[tuple[int, float]] | None = None,
+def run(items: dict[str, Any], extras: dict[str, Any] | None = None,
+        segments: list[tuple[int, float]] | None = None,
         mode: str = "canonical") -> RunRecord:
     return RunRecord(mode=mode, settings={"isolation": "strict", "runtime": "runc",
                                           "workers": 2},
@@ -85,7 +88,7 @@ def test_the_gate(headline: float | None, gate: float | None, failed: bool) -> N
     assert summary.gate_failed(headline, gate) is failed
 
 
-def test_every_mode_renders_its_table_and_plot(tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_every_mode_renders_its_table_and_plot(tmp_path) -> None:
     from selfcorrect_action.bench.options import BenchOptions
     from selfcorrect_action.bench.run import render_run
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import struct
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image, ImageDraw
@@ -20,7 +21,7 @@ def record_for(path: Path, name: str | None = None) -> ArtifactRecord:
     return ArtifactRecord(path=name or path.name, size=path.stat().st_size, host_path=path)
 
 
-def spec(path: str, kind: str = "any", **options: object) -> ArtifactSpec:
+def spec(path: str, kind: str = "any", **options: Any) -> ArtifactSpec:
     return ArtifactSpec.model_validate({"path": path, "kind": kind, **options})
 
 
@@ -66,7 +67,7 @@ def jpeg_declaring(tmp_path: Path, width: int, height: int) -> bytes:
 
 
 @pytest.fixture
-def write(tmp_path: Path):  # type: ignore[no-untyped-def]
+def write(tmp_path: Path):
     """write(name, bytes_or_text) -> Path in tmp_path."""
 
     def _write(name: str, content: bytes | str) -> Path:

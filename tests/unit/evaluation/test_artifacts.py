@@ -2,17 +2,19 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from PIL import Image
 
 from selfcorrect_action.evaluation.artifacts import check_artifact, find_record
 from selfcorrect_action.sandbox.models import ArtifactRecord
+from selfcorrect_action.taxonomy import Check
 
 from .conftest import draw_chart, record_for, spec
 
 
-def _summary(results: list) -> list[tuple[str, bool]]:
+def _summary(results: list[Check]) -> list[tuple[str, bool]]:
     return [(c.name, c.passed) for c in results]
 
 
@@ -95,7 +97,7 @@ def test_host_copy_that_is_a_directory(tmp_path: Path) -> None:
         ({"min_bytes": 10, "max_bytes": 20}, "expected at least 10 and at most 20 bytes, found 5"),
     ],
 )
-def test_size_bounds(tmp_path: Path, options: dict, expected: str) -> None:
+def test_size_bounds(tmp_path: Path, options: dict[str, Any], expected: str) -> None:
     file = tmp_path / "a.txt"
     file.write_text("hello")
     results = check_artifact(spec("a.txt", "txt", **options), record_for(file))

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from selfcorrect_action.contract import ExecutionContract
@@ -17,13 +19,13 @@ def _traceback(exception_line: str, source: str = "run()", *, library: str | Non
     return f"Traceback (most recent call last):\n{frames}{exception_line}\n"
 
 
-def _failed(stderr: str, *, exit_code: int | None = 1, **fields: object) -> ExecutionResult:
+def _failed(stderr: str, *, exit_code: int | None = 1, **fields: Any) -> ExecutionResult:
     capture = StreamCapture(text=stderr, total_bytes=len(stderr.encode()))
     return ExecutionResult(exit_code=exit_code, stderr=capture, **fields)
 
 
-def _classify(result: ExecutionResult, **options: object) -> tuple[Category, str]:
-    return classify_execution_failure(result, script_name=SCRIPT, **options)  # type: ignore[arg-type]
+def _classify(result: ExecutionResult, **options: Any) -> tuple[Category, str]:
+    return classify_execution_failure(result, script_name=SCRIPT, **options)
 
 
 @pytest.mark.parametrize(
@@ -200,7 +202,7 @@ def test_oom_without_contract() -> None:
 
 
 @pytest.mark.parametrize(("fields"), [{"signal": 9}, {"exit_code": -9}])
-def test_sigkill_without_oom_flag_is_resource(fields: dict) -> None:
+def test_sigkill_without_oom_flag_is_resource(fields: dict[str, Any]) -> None:
     category, evidence = _classify(ExecutionResult(**fields))
     assert category is Category.RESOURCE
     assert evidence.startswith("killed by SIGKILL (signal 9) without hitting the time or")

@@ -9,15 +9,16 @@ from PIL import Image
 
 from selfcorrect_action.evaluation import images
 from selfcorrect_action.evaluation.images import check_image
+from selfcorrect_action.taxonomy import Check
 
 from .conftest import REAL_ARTIFACTS, draw_chart, jpeg_declaring, png_declaring, spec
 
 
-def _by_aspect(results: list) -> dict[str, object]:
+def _by_aspect(results: list[Check]) -> dict[str, Check]:
     return {check.name.split(": ", 1)[1]: check for check in results}
 
 
-def _only_failure(results: list) -> str:
+def _only_failure(results: list[Check]) -> str:
     failing = [check for check in results if not check.passed]
     assert len(failing) == 1, results
     return failing[0].detail
@@ -60,7 +61,9 @@ def test_drawn_chart_passes_in_every_mode(mode: str, tmp_path: Path) -> None:
     ("kind", "fmt", "colour"),
     [("png", "PNG", (200, 30, 30)), ("jpeg", "JPEG", (12, 90, 200)), ("png", "PNG", (0, 0, 0))],
 )
-def test_solid_colour_image_is_blank(kind: str, fmt: str, colour: tuple, tmp_path: Path) -> None:
+def test_solid_colour_image_is_blank(
+    kind: str, fmt: str, colour: tuple[int, int, int], tmp_path: Path
+) -> None:
     file = tmp_path / "solid.img"
     Image.new("RGB", (640, 480), colour).save(file, fmt)
     results = check_image(spec("solid.img", kind, non_blank=True), file)

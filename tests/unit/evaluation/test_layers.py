@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -23,7 +24,7 @@ CONTRACT = ExecutionContract.model_validate(
 )
 
 
-def _out(text: str, **fields: object) -> StreamCapture:
+def _out(text: str, **fields: Any) -> StreamCapture:
     return StreamCapture(text=text, total_bytes=len(text.encode()), **fields)
 
 
@@ -64,7 +65,7 @@ def test_layer1_passes_on_a_clean_exit() -> None:
         ({"exit_code": 0, "sandbox_note": "flooded"}, "sandbox reported", "did not report"),
     ],
 )
-def test_layer1_each_failure(fields: dict, failing: str, detail: str) -> None:
+def test_layer1_each_failure(fields: dict[str, Any], failing: str, detail: str) -> None:
     checks = {c.name: c for c in evaluate_execution(ExecutionResult(**fields))}
     assert [name for name, c in checks.items() if not c.passed] == [failing]
     assert detail in checks[failing].detail

@@ -107,10 +107,10 @@ def test_dispatch_takes_the_forms_tasks_input() -> None:
 
 
 def test_a_pull_request_from_a_fork_is_recognised() -> None:
-    payload = {"action": "synchronize", "number": 5, "repository": REPO,
-               "sender": user("outsider"),
-               "pull_request": {"number": 5, "head": {"sha": "abc", "ref": "x",
-                                                      "repo": {"full_name": "outsider/hello"}}}}
+    payload: dict[str, Any] = {
+        "action": "synchronize", "number": 5, "repository": REPO, "sender": user("outsider"),
+        "pull_request": {"number": 5, "head": {"sha": "abc", "ref": "x",
+                                               "repo": {"full_name": "outsider/hello"}}}}
     trigger = trigger_for("pull_request", payload, trigger_label="x")
     assert isinstance(trigger, SpecsChanged) and trigger.from_fork
     payload["pull_request"]["head"]["repo"] = None  # the fork was deleted

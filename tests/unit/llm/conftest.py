@@ -16,6 +16,11 @@ from tests.fakes.openai_server import FakeOpenAIServer
 
 API_KEY = "sk-test-0123456789abcdef"
 TIERS = ModelTiers(cheap="openai/gpt-4o-mini", strong="openai/gpt-4o", judge="openai/gpt-4o-mini")
+
+
+def never_sleep(seconds: float) -> None:
+    """A client's `sleep` where the test expects no retry wait at all."""
+    pytest.fail(f"the client slept {seconds} s")
 _LOCAL_HOSTS = {"127.0.0.1", "::1", "localhost"}
 _PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "OPENAI_BASE_URL")
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import pytest
 
@@ -29,12 +30,12 @@ from tests.fakes.openai_server import (
     Truncated,
 )
 
-from .conftest import API_KEY
+from .conftest import API_KEY, never_sleep
 
 MakeClient = Callable[..., LiteLLMClient]
 
 
-def ask(tier: str = "cheap", **fields: object) -> ChatRequest:
+def ask(tier: str | None = "cheap", **fields: Any) -> ChatRequest:
     messages = (ChatMessage(role="user", content="Say hi in JSON."),)
     return ChatRequest.model_validate(
         {"purpose": "plan", "tier": tier, "messages": messages, **fields}
@@ -180,7 +181,7 @@ def test_auth_failure_fails_fast_and_never_shows_the_key(
 def test_missing_key_names_the_variable_to_set(server: FakeOpenAIServer) -> None:
     """The provider's own endpoint (no api_base) needs its key; the call is refused before
     anything is sent. (With an api_base, see test_a_local_server_needs_no_provider_key.)"""
-    client = LiteLLMClient(sleep=pytest.fail)
+    client = LiteLLMClient(sleep=never_sleep)
 
     with pytest.raises(LLMAuthError) as raised:
         client.complete(ask())

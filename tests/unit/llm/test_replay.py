@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 from pydantic import BaseModel
@@ -25,7 +26,7 @@ from selfcorrect_action.llm._litellm import load as load_litellm
 from selfcorrect_action.llm.replay_provider import ReplayProvider
 from tests.fakes.openai_server import FakeOpenAIServer, Reply, Status
 
-from .conftest import API_KEY, TIERS
+from .conftest import API_KEY, TIERS, never_sleep
 
 
 class Verdict(BaseModel):
@@ -41,7 +42,8 @@ class Capturing:
     """Every response `inner` gave, in order."""
 
     def __init__(self, inner: LLM) -> None:
-        self.inner, self.responses = inner, []  # type: list[ChatResponse]
+        self.inner = inner
+        self.responses: list[ChatResponse] = []
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         response = self.inner.complete(request)
@@ -81,13 +83,13 @@ def test_replay_reproduces_the_recorded_run_offline(
     calls: list[str] = []
     real_completion = ReplayProvider.completion
 
-    def spy(self: ReplayProvider, model: str, *args: object, **kwargs: object) -> object:
+    def spy(self: ReplayProvider, model: str, *args: object, **kwargs: Any) -> object:
         calls.append(model)
         return real_completion(self, model, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(ReplayProvider, "completion", spy)
 
-    replayed = run(client_for(TIERS, replay=path, sleep=pytest.fail))
+    replayed = run(client_for(TIERS, replay=path, sleep=never_sleep))
 
     assert len(recorded) == 4 and all(response.replayed for response in replayed)
     assert [r.model_copy(update={"replayed": False}) for r in replayed] == recorded
@@ -235,11 +237,11 @@ def test_recordings_are_redacted_and_still_replay(server: FakeOpenAIServer, tmp_
     live = client_for(TIERS, record=path, api_base=server.api_base, api_key=API_KEY,
                       secrets=[secret])
     message = ChatMessage(role="user", content=f"use {shaped} and {secret}")
-    live.complete(ChatRequest(purpose="plan", tier="cheap", messages=[message]))
+    live.complete(ChatRequest(purpose="plan", tier="cheap", messages=(message,)))
     text = path.read_text()
     assert shaped not in text and secret not in text
     assert "[REDACTED:github-token]" in text and "[REDACTED:secret]" in text
 
-    replayed = client_for(TIERS, replay=path, sleep=pytest.fail).complete(
-        ChatRequest(purpose="plan", tier="cheap", messages=[message]))
+    replayed = client_for(TIERS, replay=path, sleep=never_sleep).complete(
+        ChatRequest(purpose="plan", tier="cheap", messages=(message,)))
     assert replayed.text == "print('[REDACTED:github-token]', '[REDACTED:secret]')"

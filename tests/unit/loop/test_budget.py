@@ -16,7 +16,7 @@ from selfcorrect_action.loop.budget import (
 from selfcorrect_action.loop.state import LLMCall, Usage
 
 
-def per_token(rate_in: float, rate_out: float):  # type: ignore[no-untyped-def]
+def per_token(rate_in: float, rate_out: float):
     return lambda model, p, c: p * rate_in + c * rate_out
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from selfcorrect_action.contract import ExecutionContract
@@ -20,11 +22,10 @@ from selfcorrect_action.loop.state import (
     NextStep,
     RunState,
     Strategy,
-    TestOutcome,
 )
 from selfcorrect_action.sandbox.models import ExecutionResult, StreamCapture
 from selfcorrect_action.spec import TaskSpec
-from selfcorrect_action.taxonomy import Category, Check, Verdict
+from selfcorrect_action.taxonomy import Category, Check, TestOutcome, Verdict
 
 FROZEN = "The tests are frozen: they are the specification and must not be changed"
 WHOLE_FILE = "Return the whole corrected file"
@@ -75,7 +76,7 @@ def result(stderr: str = "", stdout: str = "", exit_code: int = 1) -> ExecutionR
     )
 
 
-def attempt(index: int, **fields: object) -> Attempt:
+def attempt(index: int, **fields: Any) -> Attempt:
     defaults: dict[str, object] = {
         "strategy": Strategy.INITIAL if index == 1 else Strategy.PATCH,
         "tier": "cheap",
@@ -83,18 +84,18 @@ def attempt(index: int, **fields: object) -> Attempt:
         "code": f"code {index}",
         "code_sha": f"sha{index}",
     }
-    return Attempt(index=index, **{**defaults, **fields})  # type: ignore[arg-type]
+    return Attempt(index=index, **{**defaults, **fields})
 
 
 def crashed(
-    index: int, stderr: str = CHART_TRACEBACK, stdout: str = "", **fields: object
+    index: int, stderr: str = CHART_TRACEBACK, stdout: str = "", **fields: Any
 ) -> Attempt:
     execution = result(stderr, stdout)
     verdict = evaluate(execution, ExecutionContract(), script_name="chart.py")
     return attempt(index, execution=execution, verdict=verdict, **fields)
 
 
-def failing_run(index: int, tests: list[TestOutcome], **fields: object) -> Attempt:
+def failing_run(index: int, tests: list[TestOutcome], **fields: Any) -> Attempt:
     verdict = Verdict(
         passed=False,
         failed_layer="contract",

@@ -22,6 +22,7 @@ from selfcorrect_action.sandbox.models import (
     StreamCapture,
 )
 from selfcorrect_action.spec import Budget, TaskSpec
+from selfcorrect_action.taxonomy import Category
 from tests.fakes.scripted_llm import ScriptedLLM
 
 PLAN = ("plan", json.dumps({"approach": "just do it", "contract": {}}))
@@ -87,7 +88,7 @@ def test_runtime_failure_is_patched_with_a_packet(tmp_path: Path) -> None:
     final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
     assert final.status is Status.PASSED
     first, second = final.attempts
-    assert first.verdict is not None and first.verdict.category.value == "runtime"
+    assert first.verdict is not None and first.verdict.category is Category.RUNTIME
     assert first.packet is not None and "NameError" in first.packet.evidence
     assert second.strategy is Strategy.PATCH and second.base_attempt == 1
     repair_prompt = llm.requests[2].messages[-1].content
@@ -311,7 +312,7 @@ def test_an_oversized_answer_is_cut_and_never_run(tmp_path: Path) -> None:
     final = run_loop(state(budget=Budget(tokens=1_000_000)), deps(llm, sandbox, tmp_path))
     first = final.attempts[0]
     assert len(first.code) == MAX_CODE_CHARS
-    assert first.verdict is not None and first.verdict.category.value == "syntax"
+    assert first.verdict is not None and first.verdict.category is Category.SYNTAX
     assert "more than the 200,000" in first.verdict.evidence
     assert len(sandbox.requests) == 1 and final.status is Status.PASSED
 
@@ -322,7 +323,7 @@ def test_calls_an_interrupted_step_made_still_count(tmp_path: Path) -> None:
     from selfcorrect_action.llm.errors import LLMUnavailable
 
     class UnpricedThenDown(ScriptedLLM):
-        def complete(self, request):  # type: ignore[no-untyped-def]
+        def complete(self, request):
             if not self.answers:
                 raise LLMUnavailable("the API is down")
             response = super().complete(request)

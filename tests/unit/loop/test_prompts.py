@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import Deps
@@ -23,7 +24,7 @@ class PassingSandbox:
         return ExecutionResult(exit_code=0)
 
 
-def _requests(tmp_path: Path, *, guidance: str = "") -> dict[str, list[dict[str, str]]]:
+def _requests(tmp_path: Path, *, guidance: str = "") -> dict[str, list[dict[str, Any]]]:
     spec = TaskSpec(prompt=HOSTILE)
     state = RunState(run_id="r", started_at="t", spec_source="s.yml", spec=spec,
                      output_name="task.py", contract=spec.contract, models=ModelTiers(),

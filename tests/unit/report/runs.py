@@ -8,6 +8,7 @@ reasoning, so every report test also checks redaction.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from PIL import Image, ImageDraw
 
@@ -25,12 +26,11 @@ from selfcorrect_action.loop.state import (
     RunState,
     Status,
     Strategy,
-    TestOutcome,
     Usage,
 )
 from selfcorrect_action.sandbox.models import ArtifactRecord, ExecutionResult, StreamCapture
 from selfcorrect_action.spec import Budget, TaskSpec
-from selfcorrect_action.taxonomy import Category, Check, Verdict
+from selfcorrect_action.taxonomy import Category, Check, TestOutcome, Verdict
 
 # Planted secrets: none of them may appear in any report.
 GITHUB_TOKEN = "ghp_" + "R8x2Kq9LmZ4vT7wN1pY6sD3fH5jB0cE2gA8u"
@@ -110,7 +110,7 @@ def stream(text: str) -> StreamCapture:
 
 
 def result(
-    *, exit_code: int | None = 0, stdout: str = "", stderr: str = "", **fields: object
+    *, exit_code: int | None = 0, stdout: str = "", stderr: str = "", **fields: Any
 ) -> ExecutionResult:
     return ExecutionResult.model_validate(
         {
@@ -150,7 +150,7 @@ def call(
     )
 
 
-def base_state(**updates: object) -> RunState:
+def base_state(**updates: Any) -> RunState:
     state = RunState(
         run_id="run-20240501-100000-sales",
         started_at="2024-05-01T10:00:00+00:00",
@@ -267,7 +267,7 @@ def _evaluate(
     return verdict, Progress(layer=layer, tests_passed=tests_passed, checks_passed=checks_passed)
 
 
-def finish(state: RunState, status: Status, reason: str, **usage: object) -> RunState:
+def finish(state: RunState, status: Status, reason: str, **usage: Any) -> RunState:
     calls = [c for a in state.attempts for c in a.llm_calls] + (
         state.plan.llm_calls if state.plan else []
     )

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
-from selfcorrect_action.loop.state import JudgeOutcome, RunState, Strategy, TestOutcome
+from selfcorrect_action.loop.state import JudgeOutcome, RunState, Strategy
 from selfcorrect_action.report.layers import attempt_failure, layer_rows
+from selfcorrect_action.taxonomy import TestOutcome
 
 from .runs import FIXED_CODE, add_attempt, base_state, chart_png, result
 
@@ -16,11 +18,11 @@ FAILING_TEST = TestOutcome(
 )
 
 
-def one_attempt(tmp_path: Path, state: RunState | None = None, **fields: object) -> RunState:
+def one_attempt(tmp_path: Path, state: RunState | None = None, **fields: Any) -> RunState:
     execution = result(stdout="Total: 7\n", artifacts=[chart_png(tmp_path)])
     return add_attempt(
         state or base_state(), FIXED_CODE, execution, strategy=Strategy.INITIAL, **fields
-    )  # type: ignore[arg-type]
+    )
 
 
 def rows(state: RunState) -> list[tuple[str, str, str]]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -47,7 +48,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp_file(
     def refuse(*_args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(writer_module.os, "replace", refuse)
+    monkeypatch.setattr(os, "replace", refuse)  # the writer calls os.replace
     with pytest.raises(OSError, match="disk full"):
         write_atomically(target, "new")
 
@@ -56,7 +57,7 @@ def test_a_failed_write_leaves_the_old_file_and_no_temp_file(
 
 
 def test_a_rendering_bug_writes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    def broken(*_args: object, **_kwargs: object) -> str:
+    def broken(*_args: object, **_kwargs: Any) -> str:
         raise RuntimeError("template bug")
 
     monkeypatch.setattr(writer_module, "audit_markdown", broken)

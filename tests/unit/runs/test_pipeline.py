@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from selfcorrect_action.errors import Interrupted
+from selfcorrect_action.llm.models import Purpose
 from selfcorrect_action.loop.state import Status
 from selfcorrect_action.report import load_run_json
 from selfcorrect_action.runs import pipeline
@@ -50,9 +51,9 @@ def _loaded(tmp_path: Path) -> LoadedSpec:
 
 
 def _prepared(tmp_path: Path, answers: int = 1) -> pipeline.PreparedRun:
-    replay = write_replay(tmp_path / "replay.jsonl", PROMPT,
-                          [("generate", fenced("print('hello')"))]
-                          + [("repair", fenced("print('hello')"))] * (answers - 1))
+    answers_given: list[tuple[Purpose, str]] = [("generate", fenced("print('hello')"))]
+    answers_given += [("repair", fenced("print('hello')"))] * (answers - 1)
+    replay = write_replay(tmp_path / "replay.jsonl", PROMPT, answers_given)
     settings = RunSettings(replay=replay, sandbox_image=IMAGE)
     return pipeline.prepare(_loaded(tmp_path), settings, environ={}, secrets=[])
 
@@ -116,9 +117,10 @@ def test_sigterm_during_the_reports_lets_them_finish_and_stops_the_publishing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The signal handler raises wherever the main thread is, except while the reports are
     written: there it only sets the token, and the run stops right after them."""
+    from selfcorrect_action.report import writer
     from selfcorrect_action.runs import pipeline as module
 
-    real = module.write_rendered
+    real = writer.write_rendered
 
     def write_during_sigterm(*args: Any, **kwargs: Any) -> Any:
         os.kill(os.getpid(), signal.SIGTERM)

@@ -24,7 +24,7 @@ def test_a_redacted_recording_still_fits_its_task(tmp_path: Path) -> None:
     path = tmp_path / "run.jsonl"
     Recorder(path).record(
         ChatRequest(purpose="plan", tier="cheap",
-                    messages=[ChatMessage(role="user", content=f"Task:\n{prompt}\n")]),
+                    messages=(ChatMessage(role="user", content=f"Task:\n{prompt}\n"),)),
         ChatResponse(text="{}", model="m", prompt_tokens=1, completion_tokens=1, cost_usd=0,
                      cost_known=False, latency_ms=1),
     )

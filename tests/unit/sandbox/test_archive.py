@@ -161,7 +161,7 @@ def test_garbage_is_reported_not_raised(tmp_path: Path) -> None:
     assert note is not None and "malformed" in note
 
 
-def _pax(*members: tuple[tarfile.TarInfo, bytes | None], pax_headers=None) -> io.BytesIO:  # type: ignore[no-untyped-def]
+def _pax(*members: tuple[tarfile.TarInfo, bytes | None], pax_headers=None) -> io.BytesIO:
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w", format=tarfile.PAX_FORMAT,
                       pax_headers=pax_headers or {}) as archive:

@@ -59,7 +59,7 @@ def test_plain_data_crosses_as_itself(boundary: dict[str, ModuleType], value: ob
     if isinstance(value, decimal.Decimal):
         assert str(back) == str(value)
     if isinstance(value, collections.deque):
-        assert back.maxlen == value.maxlen
+        assert isinstance(back, collections.deque) and back.maxlen == value.maxlen
 
 
 def test_subclasses_of_plain_types_cross_as_their_base(boundary: dict[str, ModuleType]) -> None:
@@ -102,6 +102,12 @@ class _OddZone(datetime.tzinfo):
 
     def utcoffset(self, moment: object) -> datetime.timedelta | None:
         return None if self.hours is None else datetime.timedelta(hours=self.hours)
+
+    def dst(self, moment: object) -> None:
+        return None
+
+    def tzname(self, moment: object) -> None:
+        return None
 
 
 @pytest.mark.parametrize("data", [
@@ -180,6 +186,11 @@ def link(boundary: dict[str, ModuleType]) -> Iterator[Any]:
     made = boundary["client"].Link(theirs.detach(), "cand", "/work/candidate/cand.py", "",
                                    deadline=1e12, reserve_s=1.0)
     yield made
+    # The Link owns its control socket and lives as long as the candidate's process does, so
+    # it has no close(); a test's Link must not leave the socket to the garbage collector.
+    made.control.close()
+    if made.sock is not None:
+        made.sock.close()
     ours.close()
 
 

@@ -76,6 +76,8 @@ def test_start_reaps_expired_orphans_only(tmp_path: Path) -> None:
         pass
     assert engine.removed == [old.id]
     assert {young.id, stranger.id} <= set(engine.containers)
+    for started in (old, young, stranger):  # started here, not by the Sandbox: ours to close
+        started.socket.close()
 
 
 def test_a_failed_start_propagates_our_error(tmp_path: Path) -> None:

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+from typing import Any
+
 from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES, PoolKey, container_config
 from selfcorrect_action.sandbox.models import Limits
 
 
-def _config(**limits: object) -> dict:
-    key = PoolKey(image="img:1", runtime="runc", limits=Limits(**limits))  # type: ignore[arg-type]
+def _config(**limits: Any) -> dict[str, Any]:
+    key = PoolKey(image="img:1", runtime="runc", limits=Limits(**limits))
     return container_config(key, session="s1", expires_at=1234.9, idle_timeout_s=60)
 
 

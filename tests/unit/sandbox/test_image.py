@@ -61,7 +61,7 @@ def test_hash_ignores_mtimes_and_bytecode(context: Path) -> None:
     ],
     ids=["content", "rename", "new-file", "exec-bit"],
 )
-def test_hash_changes_with_what_gets_built(context: Path, change) -> None:  # type: ignore[no-untyped-def]
+def test_hash_changes_with_what_gets_built(context: Path, change) -> None:
     before = context_hash(context)
     change(context)
     assert context_hash(context) != before
@@ -70,7 +70,8 @@ def test_hash_changes_with_what_gets_built(context: Path, change) -> None:  # ty
 def test_hash_does_not_confuse_content_with_names(tmp_path: Path) -> None:
     # Length-prefixing keeps "a"+"bc" and "ab"+"c" apart.
     one, two = tmp_path / "one", tmp_path / "two"
-    one.mkdir(), two.mkdir()
+    one.mkdir()
+    two.mkdir()
     (one / "a").write_text("bc")
     (two / "ab").write_text("c")
     assert context_hash(one) != context_hash(two)

@@ -31,6 +31,7 @@ def test_oom_verdict_comes_from_the_engine_after_a_kill() -> None:
     assert engine.containers[prepared.container_id].killed
     engine.state = {}
     assert not lifecycle.oom_killed(prepared)  # unknown is not an OOM kill
+    lifecycle.destroy(prepared)
 
 
 def test_a_pooled_container_expires_before_its_runner_gives_up() -> None:
@@ -38,3 +39,4 @@ def test_a_pooled_container_expires_before_its_runner_gives_up() -> None:
     prepared = lifecycle.prepare(engine, KEY, session="s", owner="o", idle_timeout_s=100)
     assert not prepared.expired(now=prepared.created_at + 79)
     assert prepared.expired(now=prepared.created_at + 81)
+    lifecycle.destroy(prepared)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -54,22 +55,22 @@ def recorder() -> Recorder:
 
 
 @pytest.fixture
-def pool(recorder: Recorder):  # type: ignore[no-untyped-def]
+def pool(recorder: Recorder) -> Iterator[WarmPool[Item]]:
     with ThreadPoolExecutor(2) as executor:
-        warm = WarmPool(recorder.factory, recorder.destroy, size=2,  # type: ignore[arg-type]
+        warm = WarmPool(recorder.factory, recorder.destroy, size=2,
                         executor=executor)
         yield warm
         warm.close()
 
 
-def test_warm_fills_up_to_size_once(pool: WarmPool, recorder: Recorder) -> None:
+def test_warm_fills_up_to_size_once(pool: WarmPool[Item], recorder: Recorder) -> None:
     pool.warm(KEY)
     pool.warm(KEY)
     pool.settle(5)
     assert len(recorder.made) == 2
 
 
-def test_acquire_takes_a_ready_one_and_refills(pool: WarmPool, recorder: Recorder) -> None:
+def test_acquire_takes_a_ready_one_and_refills(pool: WarmPool[Item], recorder: Recorder) -> None:
     pool.warm(KEY)
     pool.settle(5)
     first = pool.acquire(KEY)
@@ -78,7 +79,7 @@ def test_acquire_takes_a_ready_one_and_refills(pool: WarmPool, recorder: Recorde
 
 
 def test_an_execution_only_gets_a_container_made_for_its_limits(
-    pool: WarmPool, recorder: Recorder
+    pool: WarmPool[Item], recorder: Recorder
 ) -> None:
     pool.warm(KEY)
     pool.settle(5)
@@ -86,7 +87,9 @@ def test_an_execution_only_gets_a_container_made_for_its_limits(
     assert other.key == OTHER  # made on the spot, not one of KEY's
 
 
-def test_expired_containers_are_destroyed_not_served(pool: WarmPool, recorder: Recorder) -> None:
+def test_expired_containers_are_destroyed_not_served(
+    pool: WarmPool[Item], recorder: Recorder
+) -> None:
     pool.warm(KEY)
     pool.settle(5)
     for item in recorder.made:
@@ -97,7 +100,7 @@ def test_expired_containers_are_destroyed_not_served(pool: WarmPool, recorder: R
     assert sum(item.stale for item in recorder.destroyed) == 2
 
 
-def test_a_refill_failure_is_kept_for_the_caller(pool: WarmPool, recorder: Recorder) -> None:
+def test_a_refill_failure_is_kept_for_the_caller(pool: WarmPool[Item], recorder: Recorder) -> None:
     recorder.fail = True
     pool.warm(KEY)
     pool.settle(5)
@@ -107,7 +110,7 @@ def test_a_refill_failure_is_kept_for_the_caller(pool: WarmPool, recorder: Recor
 
 
 def test_close_destroys_what_is_left_and_refuses_refills(
-    pool: WarmPool, recorder: Recorder
+    pool: WarmPool[Item], recorder: Recorder
 ) -> None:
     pool.warm(KEY)
     pool.settle(5)

@@ -16,6 +16,7 @@ import tarfile
 import types
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import pytest
 
@@ -370,7 +371,7 @@ print(json.dumps({
 """
 
 
-def _host_check(arch: str, mode: str) -> dict[str, object]:
+def _host_check(arch: str, mode: str) -> dict[str, Any]:
     calls = {"unshare": [REFUSED[arch]["unshare"], 0x10000000],
              "clone3": [CLONE3, 0, 0],
              "clone(CLONE_NEWUSER)": [CLONE[arch], 0x10000000 | SIGCHLD, 0, 0, 0, 0],

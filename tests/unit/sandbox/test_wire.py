@@ -27,7 +27,7 @@ def _frame(kind: int, payload: bytes) -> bytes:
 
 
 @pytest.fixture
-def pair():  # type: ignore[no-untyped-def]
+def pair():
     ours, engine = socket.socketpair()
     yield AttachStream(ours), engine
     ours.close()
@@ -50,7 +50,7 @@ def test_request_carries_header_and_inputs() -> None:
     assert rest[int(header_len) :] == b"\x10\x11print(1)"
 
 
-def test_frames_are_demultiplexed_across_odd_boundaries(pair) -> None:  # type: ignore[no-untyped-def]
+def test_frames_are_demultiplexed_across_odd_boundaries(pair) -> None:
     stream, engine = pair
     body = json.dumps({"exit_code": 0}).encode()
     wire = (
@@ -67,7 +67,7 @@ def test_frames_are_demultiplexed_across_odd_boundaries(pair) -> None:  # type: 
     assert bytes(stream.stderr) == b"runner warning\n"
 
 
-def test_deadline_is_enforced(pair) -> None:  # type: ignore[no-untyped-def]
+def test_deadline_is_enforced(pair) -> None:
     stream, engine = pair
     engine.sendall(_frame(1, b"STARTED\n"))
     stream.deadline = time.monotonic() + 0.2
@@ -78,7 +78,7 @@ def test_deadline_is_enforced(pair) -> None:  # type: ignore[no-untyped-def]
     assert time.monotonic() - began < 1
 
 
-def test_eof_before_result_is_stream_closed(pair) -> None:  # type: ignore[no-untyped-def]
+def test_eof_before_result_is_stream_closed(pair) -> None:
     stream, engine = pair
     engine.sendall(_frame(1, b"STARTED\n") + _frame(1, b"RES"))
     engine.close()
@@ -92,28 +92,28 @@ def test_eof_before_result_is_stream_closed(pair) -> None:  # type: ignore[no-un
     [b"RESULT n0 x\n", b"HELLO\n", b"RESULT n0 99999999999\n", b"RESULT n0 3\n[1]",
      b"RESULT n0 3\n{x}", b"RESULT 2\n{}"],
 )
-def test_malformed_results_are_protocol_violations(pair, payload: bytes) -> None:  # type: ignore[no-untyped-def]
+def test_malformed_results_are_protocol_violations(pair, payload: bytes) -> None:
     stream, engine = pair
     engine.sendall(_frame(1, payload))
     with pytest.raises(ProtocolViolation):
         read_result(stream, "n0")
 
 
-def test_a_result_with_the_wrong_nonce_is_tampering(pair) -> None:  # type: ignore[no-untyped-def]
+def test_a_result_with_the_wrong_nonce_is_tampering(pair) -> None:
     stream, engine = pair
     engine.sendall(_frame(1, b"RESULT forged 2\n{}"))
     with pytest.raises(Tampered):
         read_result(stream, "n0")
 
 
-def test_a_line_flood_is_a_protocol_violation(pair) -> None:  # type: ignore[no-untyped-def]
+def test_a_line_flood_is_a_protocol_violation(pair) -> None:
     stream, engine = pair
     engine.sendall(_frame(1, b"x" * 10_000))
     with pytest.raises(ProtocolViolation):
         read_started(stream)
 
 
-def test_stderr_kept_is_bounded(pair) -> None:  # type: ignore[no-untyped-def]
+def test_stderr_kept_is_bounded(pair) -> None:
     stream, engine = pair
     for _ in range(10):
         engine.sendall(_frame(2, b"e" * 4096))
