@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import random
 import re
+import sys
 import time
 from io import StringIO
 from pathlib import Path
@@ -442,11 +443,15 @@ def test_random_hostile_bodies_never_crash() -> None:
 def test_pathological_bodies_are_read_in_linear_time() -> None:
     bodies = ["`" * 60_000, "### Task\n" + "```\n" * 20_000, "### " * 16_000,
               "### Task\n\n" + "- " * 30_000, "```yaml\n" + "prompt: x\n" * 6_000 + "```"]
+    # scripts/test measures coverage on this tier: under coverage's tracer ruamel's
+    # pure-Python parser takes ~2.5x as long (the YAML body: 1.4 s, 3.3 s traced). A
+    # quadratic reader would still take minutes.
+    budget_s = 5 * (3 if sys.gettrace() is not None else 1)
     for body in bodies:
         started = time.monotonic()
         with contextlib.suppress(SpecError):
             parse(body)
-        assert time.monotonic() - started < 5, body[:20]
+        assert time.monotonic() - started < budget_s, body[:20]
 
 
 # --- the shipped issue form follows GitHub's issue-forms syntax --------------------------
