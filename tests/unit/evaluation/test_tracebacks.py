@@ -12,6 +12,7 @@ from selfcorrect_action.evaluation.tracebacks import (
     parse_traceback,
     same_file,
 )
+from tests.budgets import cpu_budget_s
 
 SIMPLE = """\
 Traceback (most recent call last):
@@ -262,7 +263,7 @@ def test_message_is_bounded() -> None:
 def test_huge_input_is_parsed_in_linear_time(text: str) -> None:
     started = time.perf_counter()
     parse_traceback(text)
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < cpu_budget_s(2.0)
 
 
 @pytest.mark.parametrize(
@@ -300,7 +301,7 @@ def test_a_long_chain_keeps_its_root_cause_and_stays_bounded() -> None:
     text = "".join(link.format(n=n) for n in range(20_000)) + SIMPLE
     started = time.perf_counter()
     tb = parse_traceback(text)
-    assert time.perf_counter() - started < 2.0
+    assert time.perf_counter() - started < cpu_budget_s(2.0)
     assert tb is not None and tb.exc_type == "KeyError"
     assert len(tb.chained_from) <= MAX_CHAIN
     assert tb.chained_from[0].message == "link 0"

@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import random
 import re
-import sys
 import time
 from io import StringIO
 from pathlib import Path
@@ -32,6 +31,7 @@ from selfcorrect_action.spec import (
     load_spec,
     user_contract_fields,
 )
+from tests.budgets import cpu_budget_s
 
 REPO = Path(__file__).resolve().parents[3]
 TEMPLATE = REPO / ".github" / "ISSUE_TEMPLATE" / "selfcorrect.yml"
@@ -443,10 +443,7 @@ def test_random_hostile_bodies_never_crash() -> None:
 def test_pathological_bodies_are_read_in_linear_time() -> None:
     bodies = ["`" * 60_000, "### Task\n" + "```\n" * 20_000, "### " * 16_000,
               "### Task\n\n" + "- " * 30_000, "```yaml\n" + "prompt: x\n" * 6_000 + "```"]
-    # scripts/test measures coverage on this tier: under coverage's tracer ruamel's
-    # pure-Python parser takes ~2.5x as long (the YAML body: 1.4 s, 3.3 s traced). A
-    # quadratic reader would still take minutes.
-    budget_s = 5 * (3 if sys.gettrace() is not None else 1)
+    budget_s = cpu_budget_s(5)
     for body in bodies:
         started = time.monotonic()
         with contextlib.suppress(SpecError):
