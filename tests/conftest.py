@@ -21,6 +21,18 @@ if TYPE_CHECKING:
     from selfcorrect_action.sandbox.docker_engine import DockerEngine
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that reaches a Docker fixture, however indirectly (`sandbox`, `runtime`,
+    `sandbox_image`, a module's own fixture over `docker_client`), is marked `docker`, so
+    `-m "not docker"` is the tier that needs no engine and `-m docker` the one that does
+    (scripts/test runs them apart, the coverage gate on the first). Most suites use these
+    fixtures without the marker; tryfirst so the marks exist before `-m` deselects."""
+    for item in items:
+        if "docker_engine" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.docker)
+
+
 def _docker_or_fail(reason: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"CI=true but {reason}", pytrace=False)

@@ -90,6 +90,7 @@ def test_a_bad_spec_exits_2_with_its_location(
     assert f"{spec}:2:1: kind" in err and f"{spec}:3:" in err
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_a_replay_that_runs_out_is_an_error_not_a_crash(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -140,6 +141,7 @@ def test_a_recording_of_another_task_is_refused(
     assert code == 2 and "different task" in capsys.readouterr().err
 
 
+@pytest.mark.usefixtures("sandbox_image")
 def test_the_judge_that_sees_images_was_sent_the_chart(tmp_path: Path,
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 8: the bar-chart recording (made through the real provider path against a local

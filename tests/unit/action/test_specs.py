@@ -53,3 +53,14 @@ def test_problems_are_parsed_for_annotations() -> None:
     assert problem.hint == "use a smaller value"
     plain = parse_problem("the issue has no body")
     assert plain.file is None and plain.message == "the issue has no body"
+
+
+def test_a_glob_over_more_specs_than_one_run_takes_says_to_fan_out(tmp_path: Path) -> None:
+    tasks = tmp_path / ".selfcorrect" / "tasks"
+    tasks.mkdir(parents=True)
+    for index in range(101):
+        (tasks / f"t{index}.yml").write_text("prompt: p\n")
+    with pytest.raises(UsageError, match="matches 101 files, more than the 100 one run takes"
+                       ) as caught:
+        spec_paths(tmp_path, ".selfcorrect/tasks/*.yml")
+    assert "matrix job" in (caught.value.hint or "")
