@@ -85,6 +85,7 @@ def _size(count: int) -> str:
 def write_atomically(path: Path, content: str) -> None:
     """`content` at `path` in UTF-8, replacing any older file in one rename: written aside
     in the same folder, fsync'ed, then renamed, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     handle, temp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(handle, "w", encoding="utf-8", newline="\n") as file:

@@ -10,7 +10,9 @@ by one set of rules:
 from __future__ import annotations
 
 import contextlib
+import gc
 import socket
+import warnings
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
@@ -66,9 +68,19 @@ def connect(environ: Mapping[str, str] | None = None) -> DockerEngine:
         client = docker.from_env(environment=dict(environ) if environ is not None else None)
         client.ping()
     except _ENGINE_ERRORS as exc:
+        _collect_orphaned_connection()
         raise SandboxUnavailable(f"no Docker engine answers: {first_line(exc)}",
                                  hint=START_DOCKER_HINT) from exc
     return DockerEngine(client)
+
+
+def _collect_orphaned_connection() -> None:
+    """The SDK asks the engine for its API version while it builds the client: when that
+    fails, the client is never handed to us and its half-made connection is left to the
+    garbage collector (a ResourceWarning wherever it happens to run). Collect it now."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ResourceWarning)
+        gc.collect()
 
 
 def _own_socket(raw: Any) -> socket.socket:
