@@ -38,6 +38,7 @@ from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.templating import render
 
 RECORDINGS = "recordings"
+RUNS = "runs"  # each problem's loop: run.json and AUDIT.md
 
 
 def recording_name(problem: Problem) -> str:
@@ -130,8 +131,12 @@ def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: S
     prepared = PreparedRun(
         state=initial_state(problem, models, options.runtime, replayed=settings.replaying),
         settings=settings, limits=LIMITS, priced=not settings.replaying)
+    # Each problem's loop leaves run.json and AUDIT.md, like any run: its attempts can be
+    # read, not only counted.
+    reports = options.out / RUNS / results_file.slug(models.cheap if options.model
+                                                     else "replay") / problem.module
     outcome: RunOutcome[None] = pipeline.run(
-        prepared, environ={}, secrets=ctx.secrets, cancel=ctx.cancel,
+        prepared, environ={}, secrets=ctx.secrets, cancel=ctx.cancel, reports_dir=reports,
         connections=Connections(llm=llm, sandbox=box))
     outcome.raise_if_interrupted()
     record["loop"] = loop_record(outcome.state)

@@ -116,6 +116,9 @@ def test_the_model_mode_records_then_replays_to_the_same_scores(
     recordings = tmp_path / "live" / "recordings" / "openai_fake-model"
     assert sorted(p.name for p in recordings.iterdir()) == ["humaneval_0.jsonl",
                                                             "humaneval_1.jsonl"]
+    # Each loop is a run like any other, with its reports.
+    audit = tmp_path / "live" / "runs" / "openai_fake-model" / "humaneval_0" / "AUDIT.md"
+    assert "passed" in audit.read_text().lower()
     replay = main(["bench", "humaneval", "--mode", "model", "--limit", "2", "--replay",
                    str(recordings), "--out", str(tmp_path / "replayed")])
     assert replay == 0

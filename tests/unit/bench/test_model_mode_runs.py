@@ -1,0 +1,54 @@
+"""Mode model's loops are runs of the one pipeline, without Docker (the engine played at the
+Engine seam): a cancel stops the benchmark the way it stops `selfcorrect run`, and nothing
+of the interrupted problem is recorded as a result."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from rich.console import Console
+
+from selfcorrect_action.bench.context import BenchContext
+from selfcorrect_action.bench.model_mode import oneshot_request, recording_name, run_model
+from selfcorrect_action.bench.options import BenchOptions
+from selfcorrect_action.bench.problems import load_problems
+from selfcorrect_action.bench.results import Store
+from selfcorrect_action.errors import Interrupted
+from selfcorrect_action.runs.cancel import CancelToken
+from tests.fakes.fake_engine import FakeEngine, Reply
+from tests.fakes.replays import fenced, write_replay
+
+IMAGE = "selfcorrect-sandbox:fake"
+
+
+def test_a_cancel_stops_the_benchmark_and_records_nothing_for_its_problem(
+        tmp_path: Path) -> None:
+    (problem,) = load_problems(1)
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    prompt = oneshot_request(problem).messages[0].content
+    write_replay(replays / recording_name(problem), prompt,
+                 [("generate", fenced(problem.canonical_source))] * 3)
+    token = CancelToken()
+
+    def cancel_on_first_run(header: dict[str, object]) -> Reply:
+        token.cancel("SIGTERM")  # the job is cancelled while the one-shot answer runs
+        return Reply(report={"exit_code": 1})
+
+    engine = FakeEngine(images={IMAGE: {}}, behaviour=cancel_on_first_run)
+    store = Store(tmp_path / "out" / "results.json")
+    ctx = BenchContext(options=BenchOptions(mode="model", replay=replays, workers=1,
+                                            out=tmp_path / "out"),
+                       engine=engine, image=IMAGE, store=store, problems=[problem],
+                       console=Console(file=io.StringIO()), cancel=token)
+    with pytest.raises(Interrupted) as raised:
+        run_model(ctx)
+    assert raised.value.exit_code == 143
+    (run,) = store.results.runs.values()
+    assert run.items == {}, "an interrupted problem is not a result"
+    # Its reports were written all the same, and say how it ended.
+    audit = tmp_path / "out" / "runs" / "replay" / problem.module / "AUDIT.md"
+    assert "SIGTERM" in audit.read_text()
+    assert engine.containers == {}
