@@ -23,7 +23,12 @@ from selfcorrect_action.action.workflow_commands import (
 from selfcorrect_action.errors import SelfcorrectError
 from selfcorrect_action.github.events import MARKER_PREFIX
 from selfcorrect_action.github.forge import ForgeError
-from selfcorrect_action.github.naming import LABEL_FAILED, STATUS_LABELS, VALIDATE_MARKER
+from selfcorrect_action.github.naming import (
+    LABEL_FAILED,
+    STATUS_LABELS,
+    VALIDATE_MARKER,
+    approval_marker,
+)
 from selfcorrect_action.github.plan import PlannedComment, WritePlan, status_labels
 from selfcorrect_action.loop.state import Status
 from selfcorrect_action.redact import redact
@@ -81,8 +86,11 @@ def task_failed(env: ActionEnv, task: Task, exc: SelfcorrectError, marker: str) 
     run ends silently."""
     annotate(env, "error", f"{task.label}: {exc}")
     if task.comment_on is not None:
+        # The approval the issue's run was started under stays in the comment: the retry
+        # this comment suggests is checked against it (issue 16, item 2).
         body = render("reports/action_error.md.j2", marker=marker, task=task.label,
-                      message=exc.message, hint=exc.hint or "", run_url=env.context.run_url)
+                      message=exc.message, hint=exc.hint or "", run_url=env.context.run_url,
+                      approval=approval_marker(task.approval) if task.approval else "")
         _comment(env, task.comment_on, marker, body, failed_label=True)
 
 

@@ -79,6 +79,20 @@ def test_a_task_that_stops_before_its_run_says_why_on_the_issue(
     assert github.pulls(DEFAULT_REPO) == []
 
 
+def test_an_error_comment_keeps_the_approval_so_the_retry_it_suggests_runs(
+    act: Act, github: FakeGitHub
+) -> None:
+    """The error comment replaces the live report; it used to drop the approval marker, and
+    the `/selfcorrect retry` it tells the maintainer to comment was then refused as an
+    unreviewed edit."""
+    act("issues", _labeled(github))
+    (comment,) = github.comments(DEFAULT_REPO, 1)
+    assert approval_marker(body_digest(BODY)) in comment.body
+    retried = act("issue_comment", _retry_event(github, 1))
+    assert retried.outputs.get("status") != "refused", retried.stdout
+    assert "no model is configured" in retried.stdout
+
+
 def test_a_second_failure_edits_the_same_comment(act: Act, github: FakeGitHub) -> None:
     event = _labeled(github)
     act("issues", event)
