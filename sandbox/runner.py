@@ -1812,7 +1812,11 @@ class _Candidates:
         while pid not in _EXITS and time.monotonic() < end:
             _reap(_Child(-1))
             time.sleep(0.002)
-        _EXITS.pop(pid, None)
+        code = _EXITS.pop(pid, None)
+        # A crash closes the tests' connection a moment before its process is reaped (a
+        # segfault's exit can lag): a status other than our SIGKILL says how it really ended.
+        if code is not None and code != -signal.SIGKILL:
+            return _ended(code)
         return "its process was still running, and was killed"
 
     def on_control(self, control) -> bool:

@@ -190,7 +190,7 @@ def _retry_on_pull_request(trigger: RetryComment, env: ActionEnv) -> Task | None
         return None
     kind, _, value = origin.partition(" ")
     approval = None
-    if kind == "issue" and value.isdigit():
+    if kind == "issue" and value.isascii() and value.isdigit():  # not "²": int() refuses it
         issue = env.forge.issue(int(value))
         if not _still_approved(issue.number, issue.body, env, answer_on=trigger.number,
                                also_on=trigger.number):

@@ -20,7 +20,14 @@ def spec_paths(workspace: Path, pattern: str) -> list[str]:
     if pure.is_absolute() or ".." in pure.parts:
         raise UsageError(f"input tasks: {pattern!r} must be a glob inside the repository",
                          hint="for example .selfcorrect/tasks/*.yml")
-    found = sorted(path.relative_to(workspace).as_posix() for path in workspace.glob(pattern)
+    if not pure.parts or pure.parts == (".",):
+        # pathlib's glob crashes on "." and "./" (IndexError, AttributeError): it names the
+        # repository itself, no file in it.
+        raise UsageError(f"input tasks: {pattern!r} names the repository, not spec files",
+                         hint="give a glob of spec files, e.g. .selfcorrect/tasks/*.yml or "
+                         "**/*.selfcorrect.yml")
+    found = sorted(path.relative_to(workspace).as_posix()
+                   for path in workspace.glob(pure.as_posix())
                    if path.is_file() and ".git" not in path.relative_to(workspace).parts)
     if len(found) > MAX_SPECS:
         raise UsageError(f"input tasks: {pattern!r} matches {len(found)} files, more than the "

@@ -337,4 +337,5 @@ def _cap(test_id: str) -> str:
 
 def _count_attr(attrs: dict[str, str], name: str) -> int:
     value = attrs.get(name, "0")
-    return int(value) if value.isdigit() and len(value) < 10 else 0
+    # isascii: "²" is a digit to str.isdigit, and int() refuses it.
+    return int(value) if value.isascii() and value.isdigit() and len(value) < 10 else 0

@@ -303,7 +303,7 @@ def _split(problem: str, source: str) -> tuple[tuple[int, int] | None, str]:
     """`SOURCE:LINE:COL: rest` or `SOURCE: rest` as (position, rest)."""
     rest = problem[len(source) + 1 :] if problem.startswith(source + ":") else problem
     parts = rest.split(":", 2)
-    if len(parts) == 3 and parts[0].isdigit() and parts[1].isdigit():
+    if len(parts) == 3 and all(p.isascii() and p.isdigit() for p in parts[:2]):
         return (int(parts[0]), int(parts[1])), parts[2].removeprefix(" ")
     return None, rest.removeprefix(" ")
 
@@ -325,7 +325,7 @@ def _relocated(number: int, problem: str, source: str, fields: dict[str, _Field]
     line in it) its dotted path names."""
     _, rest = _split(problem, source)
     dotted = rest.partition(": ")[0]
-    loc: Loc = tuple(int(p) if p.isdigit() else p for p in dotted.split("."))
+    loc: Loc = tuple(int(p) if p.isascii() and p.isdigit() else p for p in dotted.split("."))
     form_field = BY_KEY.get(str(loc[0]))
     if form_field is None:  # nothing the form writes; not expected, still told
         return _Problem((len(FORM_FIELDS), 0, 0), f"issue #{number}: {rest}")

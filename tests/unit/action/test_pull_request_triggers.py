@@ -136,6 +136,17 @@ def test_a_retry_on_our_pull_request_without_its_origin_note_is_refused(
     assert "lost the hidden note" in _refusal(github, number)
 
 
+def test_an_origin_with_a_superscript_digit_is_refused_not_a_crash(
+    act: Act, github: FakeGitHub
+) -> None:
+    """A PR body edited to `issue ²`: str.isdigit says yes, int() refuses; the retry crashed
+    with a traceback (issue 16, item 5)."""
+    number = _bot_pull(github, origin_marker("issue \u00b2"))
+    run = act("issue_comment", _retry(github, number))
+    assert run.code == 0
+    assert "is not a task selfcorrect can run again" in _refusal(github, number)
+
+
 def test_an_origin_outside_the_repository_is_not_run(act: Act, github: FakeGitHub) -> None:
     number = _bot_pull(github, origin_marker("spec ../../etc/passwd"),
                        branch="selfcorrect/task-x")

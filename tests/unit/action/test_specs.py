@@ -64,3 +64,17 @@ def test_a_glob_over_more_specs_than_one_run_takes_says_to_fan_out(tmp_path: Pat
                        ) as caught:
         spec_paths(tmp_path, ".selfcorrect/tasks/*.yml")
     assert "matrix job" in (caught.value.hint or "")
+
+
+@pytest.mark.parametrize("pattern", [".", "./", ""])
+def test_a_tasks_glob_naming_the_repository_itself_is_a_usage_error(
+        tmp_path: Path, pattern: str) -> None:
+    """pathlib's glob crashed on these with an IndexError or AttributeError (issue 16, 5)."""
+    with pytest.raises(UsageError, match="names the repository, not spec files"):
+        spec_paths(tmp_path, pattern)
+
+
+def test_a_tasks_glob_may_start_with_dot_slash(tmp_path: Path) -> None:
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "a.yml").write_text("prompt: p\n")
+    assert spec_paths(tmp_path, "./t/*.yml") == ["t/a.yml"]

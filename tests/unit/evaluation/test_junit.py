@@ -348,3 +348,12 @@ def test_ids_without_the_file_attribute(tmp_path: Path) -> None:
 
     assert [o.test_id for o in outcomes] == ["tests.test_x.TestA::test_b", "bare"]
     assert outcomes[0].message == "boom"
+
+
+def test_a_superscript_count_is_not_a_crash(tmp_path: Path) -> None:
+    """`errors="²"` passes str.isdigit and int() refuses it: read as no count."""
+    path = tmp_path / "junit.xml"
+    path.write_text('<testsuites><testsuite errors="\u00b2"><testcase classname="t" '
+                    'name="test_a"/></testsuite></testsuites>', encoding="utf-8")
+    outcomes = parse_junit(path)
+    assert [o.outcome for o in outcomes] == ["passed"]
