@@ -327,6 +327,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         interruption = interrupted_by(exc)
         print(f"selfcorrect: interrupted by {interruption.described}", file=sys.stderr)
         return interruption.exit_code
+    except Exception as exc:  # a bug: never its raw traceback in a (public) log
+        from selfcorrect_action.crash import report_crash
+
+        return report_crash(exc, secrets=secrets, environ=os.environ)
 
 
 class _RedactingFormatter(logging.Formatter):

@@ -75,3 +75,30 @@ def test_progress_lines_are_not_hard_wrapped_outside_a_terminal() -> None:
     show = progress_printer(Console(file=out, width=80, force_terminal=False), secrets=[])
     show("evaluate", "attempt 1: " + "word " * 40)
     assert len(out.getvalue().strip().splitlines()) == 1  # one line in a CI log
+
+
+def test_an_internal_error_prints_a_short_message_and_keeps_the_traceback_redacted(
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        tmp_path: Path) -> None:
+    """A bug (an exception that is not ours) used to print its traceback, secrets and all,
+    into a log that is often public (issue 16, item 5)."""
+    from selfcorrect_action.cli import main
+    from selfcorrect_action.commands import config_cmd
+
+    secret = "sk-proj-" + "a1" * 20
+    monkeypatch.setenv("OPENAI_API_KEY", secret)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("GITHUB_WORKSPACE", raising=False)
+
+    def broken(*args: object, **kwargs: object) -> int:
+        raise RuntimeError(f"bad state with {secret}")
+
+    monkeypatch.setattr(config_cmd, "show_config", broken)
+    assert main(["config"]) == 3
+    err = capsys.readouterr().err
+    assert "internal error (RuntimeError)" in err and "Traceback" not in err
+    assert secret not in err
+    (log,) = (tmp_path / "cache" / "selfcorrect").glob("crash-*.log")
+    text = log.read_text()
+    assert "RuntimeError: bad state with" in text and "Traceback" in text
+    assert secret not in text and str(log) in err

@@ -1,0 +1,41 @@
+"""The last resort for an exception that is not one of ours (a bug): a short message on
+stderr instead of a traceback in a log that is often public, and the redacted traceback in
+a file for the bug report (pre-commit's error_handler is the model). In the action the file
+goes into the workspace, where a later step can upload it; elsewhere into the user's cache."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from selfcorrect_action.fileio import write_atomically
+from selfcorrect_action.redact import redact
+from selfcorrect_action.templating import render
+
+EXIT_INTERNAL = 3  # as for infrastructure: nothing the user's input did
+
+
+def crash_log_path(environ: Mapping[str, str]) -> Path:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    workspace = environ.get("GITHUB_WORKSPACE")
+    if workspace:
+        return Path(workspace) / ".selfcorrect" / "crash" / f"{stamp}.log"
+    cache = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")) / ".cache")
+    return Path(cache).expanduser() / "selfcorrect" / f"crash-{stamp}.log"
+
+
+def report_crash(exc: BaseException, *, secrets: Sequence[str],
+                 environ: Mapping[str, str]) -> int:
+    text = redact("".join(traceback.format_exception(exc)), secrets=secrets)
+    path: Path | None = crash_log_path(environ)
+    try:
+        assert path is not None
+        write_atomically(path, text)
+    except OSError:
+        path = None
+    print(render("reports/crash.txt.j2", kind=type(exc).__name__, path=path),
+          file=sys.stderr, end="")
+    return EXIT_INTERNAL
