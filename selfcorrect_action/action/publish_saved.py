@@ -1,8 +1,15 @@
 """mode publish: applying the write plans a read-only `mode: plan` job saved, and nothing
 else: a plan may only write to what this job's own event is about (its issue or pull
-request, and the branch selfcorrect uses for it), whoever made the file."""
+request, and the branch selfcorrect uses for it), whoever made the file.
+
+An approval (the hidden digest of the issue text a person with write access labelled,
+which later retries are held to) is never taken from a plan: one in a planned comment is
+refused, and the publisher writes it itself for a labelled issue's run, from this job's own
+event and a permission check of its own."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.env import ActionEnv
@@ -10,7 +17,11 @@ from selfcorrect_action.action.plan_store import load_plans
 from selfcorrect_action.action.publish_targets import publish_targets
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.apply import apply_plan
-from selfcorrect_action.github.events import Trigger
+from selfcorrect_action.github.events import IssueLabeled, Trigger
+from selfcorrect_action.github.naming import APPROVAL_PREFIX, approval_marker, body_digest
+from selfcorrect_action.github.permissions import may_trigger
+from selfcorrect_action.github.plan import WritePlan
+from selfcorrect_action.records import evolve
 
 
 def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
@@ -28,10 +39,31 @@ def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
         if problem := targets.problem_with(plan):
             raise UsageError(f"{path}: {problem}", hint="apply only plans that `mode: plan` "
                              "made for this workflow run's own event")
-        applied = apply_plan(plan, env.forge)
+        applied = apply_plan(_approved(path, plan, trigger, env), env.forge)
         if applied.pull_request is not None:
             urls.append(applied.pull_request.html_url)
         env.say("publish", f"{plan.task}: " + (applied.held_back or (
             applied.pull_request.html_url if applied.pull_request else "no pull request")))
     reporting.outputs(env, status="published", pr_url="\n".join(urls))
     return 0
+
+
+def _approved(path: Path, plan: WritePlan, trigger: Trigger, env: ActionEnv) -> WritePlan:
+    comment = plan.comment
+    if comment is None:
+        return plan
+    if APPROVAL_PREFIX in comment.body:
+        raise UsageError(f"{path}: the planned comment carries an approval marker, which only "
+                         "the publishing job writes",
+                         hint="apply only plans made by `mode: plan` of this version; a plan "
+                         "that approves an issue text itself was not")
+    # A labelled issue's run: the approval is of the issue text in this job's own event,
+    # given by the labeler, whose access this job checks again.
+    if (not isinstance(trigger, IssueLabeled) or comment.number != trigger.number
+            or plan.status == "none"):
+        return plan
+    decision = may_trigger(env.forge.permission(trigger.actor))
+    if not decision.allowed:
+        return plan
+    body = f"{comment.body.rstrip()}\n{approval_marker(body_digest(trigger.body))}\n"
+    return evolve(plan, {"comment": evolve(comment, {"body": body})})

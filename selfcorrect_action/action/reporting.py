@@ -90,7 +90,8 @@ def task_failed(env: ActionEnv, task: Task, exc: SelfcorrectError, marker: str) 
         # this comment suggests is checked against it (issue 16, item 2).
         body = render("reports/action_error.md.j2", marker=marker, task=task.label,
                       message=exc.message, hint=exc.hint or "", run_url=env.context.run_url,
-                      approval=approval_marker(task.approval) if task.approval else "")
+                      approval=approval_marker(task.approval)
+                      if task.approval and env.inputs.mode != "plan" else "")
         _comment(env, task.comment_on, marker, body, failed_label=True)
 
 

@@ -70,7 +70,7 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
     prepared = pipeline.prepare(_with_budget_caps(task.loaded, inputs), settings,
                                 environ=environ, secrets=secrets,
                                 replay_shown=_replay_shown(task, context))
-    live = _live_comment(task, context, forge, secrets)
+    live = _live_comment(task, context, forge, secrets, plan_only=inputs.mode == "plan")
     # mode plan runs with a read-only token: the comment is only planned, never posted live.
     posting = live if live is not None and inputs.mode != "plan" else None
     if posting is not None:
@@ -181,13 +181,16 @@ def _with_budget_caps(loaded: LoadedSpec, inputs: ActionInputs) -> LoadedSpec:
 
 
 def _live_comment(task: Task, context: ActionContext, forge: Forge,
-                  secrets: Sequence[str]) -> LiveComment | None:
+                  secrets: Sequence[str], *, plan_only: bool) -> LiveComment | None:
     if task.comment_on is None:
         return None
     marker = report_marker(f"run={context.run_key} task={task.branch}")
+    # A planned comment carries no approval: the publishing job refuses one in a plan and
+    # writes it itself (action/publish_saved.py), so a forged plan cannot approve a text.
+    approval = approval_marker(task.approval) if task.approval and not plan_only else ""
     return LiveComment(forge, task.comment_on, marker, task=task.label,
                        run_url=context.run_url, guidance=task.guidance, secrets=secrets,
-                       approval=approval_marker(task.approval) if task.approval else "")
+                       approval=approval)
 
 
 def _set_running(forge: Forge, task: Task) -> None:
