@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from selfcorrect_action.github.naming import approval_marker, body_digest
 from tests.e2e.action.harness import BODY, MAINTAINER, OUTSIDER, SPEC, RunAction, labeled
 from tests.fakes.github_server import BOT_LOGIN, DEFAULT_REPO, READ_TOKEN, FakeGitHub
 
@@ -146,3 +147,6 @@ def test_the_split_recipe_plans_read_only_then_publishes(
     (pull,) = github.pulls(DEFAULT_REPO)
     assert published.outputs["pr-url"].endswith(f"/pull/{pull.number}")
     assert "selfcorrect:passed" in github.labels(DEFAULT_REPO, 1)
+    # The plan held no approval; the publisher wrote it, so a later retry is held to it.
+    (comment,) = github.comments(DEFAULT_REPO, 1)
+    assert approval_marker(body_digest(BODY)) in comment.body
