@@ -54,13 +54,22 @@ is detected as tampering instead of being read as a result. As PID 1 we reap eve
 from __future__ import annotations
 
 import _json
-import _signal as signal  # signal.py would import enum, functools, collections: 12 ms in gVisor
 import _struct
 import errno
 import os
 import select
 import sys
 import time
+
+# Typing is for mypy only: importing typing costs a pooled start under gVisor (mypy reads
+# any name TYPE_CHECKING as true).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import signal  # the same names as _signal's, with stubs
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, BinaryIO
+else:
+    import _signal as signal  # signal.py would import enum, functools, collections: 12 ms in gVisor
 
 WORK_DIR = "/work"
 BAKED_FONT_CACHE = "/opt/selfcorrect/matplotlib"
@@ -151,7 +160,7 @@ def main() -> int:
     return 0
 
 
-def _send_result(stdout, nonce: str, report: dict, members: list) -> None:
+def _send_result(stdout: BinaryIO, nonce: str, report: dict, members: list) -> None:
     """The result line (with the client's nonce), the report, then the artifacts' tar."""
     body = _to_json(report).encode("utf-8", "replace")
     stdout.write(b"RESULT %s %d\n" % (nonce.encode(), len(body)) + body)
@@ -180,7 +189,7 @@ def _survive_signals() -> None:
         signal.signal(number, _ignore)
 
 
-def _ignore(number, frame) -> None:
+def _ignore(number: int, frame: object) -> None:
     return None
 
 
@@ -195,14 +204,15 @@ class _JsonContext:
     parse_constant = float
 
 
-def _from_json(text: str):
-    value, end = _json.make_scanner(_JsonContext())(text, 0)
+def _from_json(text: str) -> Any:
+    # The C scanner takes any object with the context's attributes (typeshed wants its own).
+    value, end = _json.make_scanner(_JsonContext())(text, 0)  # type: ignore[arg-type]
     if text[end:].strip():
         raise ValueError("runner: trailing data after the request header")
     return value
 
 
-def _to_json(value) -> str:
+def _to_json(value: Any) -> str:
     """JSON for the report's plain values, with non-ASCII kept as is (the json package's
     dumps(ensure_ascii=False) without importing it)."""
     if isinstance(value, str):
@@ -245,7 +255,7 @@ def _seed_font_cache(target_dir: str | None, baked_dir: str = BAKED_FONT_CACHE) 
         return
 
 
-def syscall_filter(seccomp):
+def syscall_filter(seccomp: Any) -> Any:
     """The seccomp filter (a seccomp.SyscallFilter, not yet loaded): for x86_64 and aarch64,
     EPERM for the refused syscalls and for a clone() asking for a new namespace, ENOSYS for
     clone3() (its flags sit in a struct that a filter cannot read; glibc then falls back to
@@ -264,7 +274,7 @@ def syscall_filter(seccomp):
     return rules
 
 
-def _filter_for_arches(seccomp):
+def _filter_for_arches(seccomp: Any) -> Any:
     """An allow-all filter for FILTER_ARCHES alone: other arches get EPERM. No-new-privs is
     libseccomp's default (the kernel refuses a filter from an unprivileged process without it)."""
     rules = seccomp.SyscallFilter(seccomp.ALLOW)
@@ -277,7 +287,7 @@ def _filter_for_arches(seccomp):
     return rules
 
 
-def _install_syscall_filter(build) -> str | None:
+def _install_syscall_filter(build: Callable[[Any], Any]) -> str | None:
     """Install the filter build(seccomp) makes on this process, for everything it starts from
     now on (filters are inherited across fork and exec and cannot be removed). None once it
     is in place, else why not. It filters the calling thread only, which is the one (the
@@ -305,7 +315,7 @@ def _filter_failure(call: str, number: int) -> str:
     return f"cannot install the syscall filter: {call} failed with {name} ({os.strerror(number)})"
 
 
-def _read_request(stdin, idle_timeout: float):
+def _read_request(stdin: BinaryIO, idle_timeout: float) -> Any:
     ready, _, _ = select.select([stdin], [], [], idle_timeout)
     if not ready:
         return None, b""
@@ -319,7 +329,7 @@ def _read_request(stdin, idle_timeout: float):
     return header, _read_exact(stdin, int(parts[3]))
 
 
-def _read_exact(stream, size: int) -> bytes:
+def _read_exact(stream: BinaryIO, size: int) -> bytes:
     chunks, remaining = [], size
     while remaining:
         chunk = stream.read(remaining)
@@ -469,8 +479,9 @@ def _prefer_for_oom_kill(pid: int) -> None:
         return
 
 
-def _pump(child: _Child, captures: dict, deadline: float, kill=None, poll_s: float = 0.02,
-          extra=None) -> bool:
+def _pump(child: _Child, captures: dict, deadline: float,
+          kill: Callable[[], Any] | None = None, poll_s: float = 0.02,
+          extra: Any = None) -> bool:
     """Copy both pipes into their captures until the child is gone and the pipes are closed
     (or the grace after its exit runs out). True when the inner deadline struck first.
     Every wait is bounded: a script that closes its output and sleeps still meets the
@@ -569,12 +580,14 @@ def _oom_kills() -> int | None:
 
 
 def _select_artifacts(caps: dict, inputs: dict[str, bytes], wanted: list[str],
-                      root: str = WORK_DIR):
+                      root: str = WORK_DIR) -> Any:
     """Regular files of the work dir (links never followed), within the caps, the files the
     contract asks for first: a script that also leaves thousands of scratch files must not
     push those out. What is left out is reported with the reason, so the contract check
     can say why; inputs that came back unchanged are named apart (they are not output)."""
-    members, rejected, unchanged = [], [], []
+    members: list[Any] = []
+    rejected: list[Any] = []
+    unchanged: list[str] = []
     total = left_out = scanned = 0
     first = list(_wanted_entries(wanted, root))
     taken = {rel for rel, _, _ in first}
@@ -599,7 +612,7 @@ def _select_artifacts(caps: dict, inputs: dict[str, bytes], wanted: list[str],
     return members, rejected, left_out, unchanged[:MAX_REJECTED]
 
 
-def _chain(*iterables):
+def _chain(*iterables: Iterable[Any]) -> Iterator[Any]:
     for iterable in iterables:
         yield from iterable
 
@@ -620,7 +633,7 @@ class _PathEntry:
         return (self._st.st_mode & 0o170000) == 0o100000
 
 
-def _wanted_entries(wanted: list[str], root: str = WORK_DIR):
+def _wanted_entries(wanted: list[str], root: str = WORK_DIR) -> Iterator[Any]:
     """The contract's paths that exist in the work dir, looked up directly and never
     through a link: a folder on the way that is a symbolic link (or anything but a real
     folder) leaves the path to the walk, which reports the link itself."""
@@ -642,8 +655,8 @@ def _wanted_entries(wanted: list[str], root: str = WORK_DIR):
             yield rel, _PathEntry(path, st), None
 
 
-def _rejection(entry, rel: str, caps: dict, inputs: dict[str, bytes], count: int,
-               total: int):
+def _rejection(entry: Any, rel: str, caps: dict, inputs: dict[str, bytes], count: int,
+               total: int) -> tuple[str | None, Any]:
     size = entry.stat(follow_symlinks=False).st_size
     if not _valid_name(rel):
         return "name is not valid UTF-8 or too long for the transfer", size
@@ -665,7 +678,7 @@ def _rejection(entry, rel: str, caps: dict, inputs: dict[str, bytes], count: int
     return None, size
 
 
-def _walk(root: str, prefix: str):
+def _walk(root: str, prefix: str) -> Iterator[Any]:
     """(rel, entry, None) for every entry under root, depth first, iteratively (no
     recursion limit to trip), never following links; a folder it will not or cannot enter
     comes as (rel + "/", None, why)."""
@@ -698,7 +711,7 @@ def _valid_name(rel: str) -> bool:
     return len(rel) <= MAX_NAME_CHARS and _ustar_split(encoded) is not None
 
 
-def _ustar_split(name: bytes):
+def _ustar_split(name: bytes) -> tuple[bytes, bytes] | None:
     """(prefix, name) fields for a ustar header, or None when the name cannot fit."""
     if len(name) <= 100:
         return b"", name
@@ -726,7 +739,7 @@ def _nofollow(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_NOFOLLOW)
 
 
-def _write_tar(stream, members) -> None:
+def _write_tar(stream: BinaryIO, members: list) -> None:
     """A plain ustar archive: no pax or GNU extension headers, which the client refuses."""
     for rel, path in members:
         try:
@@ -745,7 +758,8 @@ def _write_tar(stream, members) -> None:
 
 
 def _ustar_header(rel: str, size: int, mtime: int) -> bytes:
-    prefix, name = _ustar_split(rel.encode("utf-8"))
+    # Only members whose names fit get here (_rejection refused the others).
+    prefix, name = _ustar_split(rel.encode("utf-8"))  # type: ignore[misc]
     header = bytearray(512)
     header[0 : len(name)] = name
     header[100:108] = b"0000644\0"
@@ -805,7 +819,7 @@ MAX_REPORT_JSON = 4 * 1024 * 1024
 BATCH_REFUSED_SYSCALLS = ("shmget", "semget", "msgget", "mq_open")
 
 
-def batch_syscall_filter(seccomp):
+def batch_syscall_filter(seccomp: Any) -> Any:
     """The second filter batch items run under: EPERM for creating System V IPC objects and
     POSIX message queues. Other arches and x32 are refused by the first filter already."""
     rules = _filter_for_arches(seccomp)
@@ -819,7 +833,7 @@ class _Lines:
     def __init__(self, fd: int) -> None:
         self.fd, self.buffer = fd, b""
 
-    def read(self, deadline: float, on_wait=None):
+    def read(self, deadline: float, on_wait: Callable[[], Any] | None = None) -> Any:
         while b"\n" not in self.buffer:
             left = deadline - time.monotonic()
             if left <= 0:
@@ -836,7 +850,7 @@ class _Lines:
         return line
 
 
-def _batch_main(header: dict, stdin, stdout) -> int:
+def _batch_main(header: dict, stdin: BinaryIO, stdout: BinaryIO) -> int:
     batch = header.get("batch")
     if batch is None:
         raise SystemExit("runner: a single execution never runs as root; the script was not "
@@ -875,7 +889,7 @@ def _batch_main(header: dict, stdin, stdout) -> int:
     return 0
 
 
-def _start_zygote(batch: dict):
+def _start_zygote(batch: dict) -> Any:
     to_read, to_write = os.pipe()
     from_read, from_write = os.pipe()
     program = _find_program("python3", os.environ.get("PATH", os.defpath))
@@ -892,7 +906,7 @@ def _start_zygote(batch: dict):
     return pid, to_write, _Lines(from_read)
 
 
-def _read_item(stdin):
+def _read_item(stdin: BinaryIO) -> Any:
     if not select.select([stdin], [], [], BATCH_IDLE_S)[0]:
         return None
     parts = stdin.readline(256).split()
@@ -903,7 +917,7 @@ def _read_item(stdin):
 
 
 def _run_batch_item(to_zygote: int, from_zygote: _Lines, index: int, uid: int, header: dict,
-                    data: bytes):
+                    data: bytes) -> Any:
     request, reply = f"{BATCH_DIR}/{index}.req", f"{BATCH_DIR}/{index}.rep"
     with open(request, "wb", opener=_private) as handle:
         handle.write(_to_json(header).encode("utf-8") + b"\n" + data)
@@ -940,7 +954,7 @@ def _run_batch_item(to_zygote: int, from_zygote: _Lines, index: int, uid: int, h
     return report, tar
 
 
-def _quietly(call, *args) -> None:
+def _quietly(call: Callable[..., Any], *args: Any) -> None:
     """call(*args), ignoring the OSError it raises when its process or file is gone already
     (contextlib.suppress without importing contextlib)."""
     try:
@@ -953,7 +967,7 @@ def _private(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_NOFOLLOW, 0o600)
 
 
-def _read_report(path: str):
+def _read_report(path: str) -> Any:
     try:
         with open(path, "rb") as handle:
             sizes = handle.readline(64).split()
@@ -988,7 +1002,8 @@ def _sweep_work() -> None:
             st = entry.stat(follow_symlinks=False)
             if (st.st_mode & 0o170000) == 0o040000:
                 if BATCH_UID_MIN <= st.st_uid <= BATCH_UID_MAX:
-                    _as_uid(st.st_uid, lambda path=entry.path: _remove_tree(path))
+                    _as_uid(st.st_uid,
+                            lambda path=entry.path: _remove_tree(path))  # type: ignore[misc]
                 os.rmdir(entry.path)
             else:
                 os.unlink(entry.path)
@@ -996,7 +1011,7 @@ def _sweep_work() -> None:
             continue
 
 
-def _as_uid(uid: int, work) -> int:
+def _as_uid(uid: int, work: Callable[[], Any]) -> int:
     """Run `work` in a fork that has become `uid` for good; its exit status."""
     pid = os.fork()
     if pid == 0:
@@ -1214,7 +1229,8 @@ def _supervise(index: int, uid: int, preloaded: bool) -> None:
         os._exit(code)
 
 
-def _supervise_item(index: int, uid: int, header: dict, data: bytes, preloaded: bool):
+def _supervise_item(index: int, uid: int, header: dict, data: bytes, preloaded: bool
+                    ) -> Any:
     folder = f"{WORK_DIR}/i{index}"
     run_dir, home = f"{folder}/run", f"{folder}/home"
     caps = header["caps"]
@@ -1337,7 +1353,7 @@ def _pytest_here(args: list[str], env: dict) -> None:
         os._exit(code & 0xFF)
 
 
-def _finish(uid: int, header: dict, data: bytes, run_dir: str, folder: str):
+def _finish(uid: int, header: dict, data: bytes, run_dir: str, folder: str) -> Any:
     """After the item, in one helper that becomes its uid: kill whatever of the uid is still
     running, send the artifacts as the single run reports them (the report's extra fields,
     then the tar), then remove its folder and its /dev/shm files. The files are the uid's
@@ -1428,7 +1444,8 @@ CONTROL_FD = 3
 RESERVE_MIN_S, RESERVE_MAX_S, RESERVE_SHARE = 0.5, 5.0, 0.15
 
 
-def _boundary_main(header: dict, payload: bytes, stdout, waiting=None) -> int:
+def _boundary_main(header: dict, payload: bytes, stdout: BinaryIO, waiting: Any = None
+                   ) -> int:
     import _socket
 
     if os.getuid() != 0:
@@ -1501,7 +1518,11 @@ def _boundary_main(header: dict, payload: bytes, stdout, waiting=None) -> int:
     # pytest has ended: one helper per uid ends what is left of it, the tests' one also
     # opens their folder for us to send the report back.
     _as_uid(CANDIDATE_UID, _kill_the_rest)
-    _as_uid(TESTS_UID, lambda: (_kill_the_rest(), _open_tests_folder(links)))
+    def clear_and_open() -> None:
+        _kill_the_rest()
+        _open_tests_folder(links)
+
+    _as_uid(TESTS_UID, clear_and_open)
     _drain(out_read, outs["candidate"], until_empty=True)
     for fd in (out_read, candidates.output_fd):
         _quietly(os.close, fd)
@@ -1568,7 +1589,7 @@ def _make_shared(files: list[tuple[str, bytes, int]]) -> dict:
     (_replaced): the original inode cannot come back, as no uid may hard-link root's file.
     A marker keeps the folder from ever being empty (an empty one could be renamed over).
     The folder itself is made by _boundary_folders."""
-    placed = {}
+    placed: dict[str, tuple[int, bytes | None]] = {}
     for name, data, mode in [*files, (SHARED_MARKER, b"", 0o444)]:
         target = os.path.join(SHARED_DIR, name)
         folder = os.path.dirname(target)
@@ -1683,7 +1704,7 @@ def _drain(fd: int, capture: _Capture, until_empty: bool = False) -> bool:
 
 
 def _spawn_as(uid: int, argv: list[str], env: dict, cwd: str, fds: dict[int, int],
-              oom_first: bool = False, layout=None, umask: int = 0o022) -> int:
+              oom_first: bool = False, layout: Any = None, umask: int = 0o022) -> int:
     """fork, become `uid` for good, lay out its private folder (`layout`: folder, files,
     links; done before this returns, or SystemExit), its descriptors `fds` (target ->
     ours), then exec: a fresh interpreter, nothing of ours but those descriptors."""
@@ -1748,7 +1769,7 @@ class _Candidates:
         self.output_read, self.output_fd = os.pipe()
         self.files: list = []
         self.pid: int | None = None
-        self.tests_end = None
+        self.tests_end: Any = None  # the candidate's end of the tests' socket, once started
         self.started = 0
 
     def prepare(self, spec: dict, env: dict, files: list) -> None:
@@ -1766,7 +1787,8 @@ class _Candidates:
             fds = {1: self.output_fd, 2: self.output_fd, CONTROL_FD: theirs.fileno()}
             # The first process lays out the candidate's folder; later ones find it.
             files = [] if waiting else self.files
-            layout = (CANDIDATE_DIR, files, [], CANDIDATE_TMP) if self.started == 0 else None
+            layout: Any = ((CANDIDATE_DIR, files, [], CANDIDATE_TMP) if self.started == 0
+                           else None)
             # umask 0: what it makes in a folder the tests gave it, they can clean up.
             self.pid = _spawn_as(CANDIDATE_UID, argv, self.env, SHARED_DIR, fds,
                                  oom_first=True, layout=layout, umask=0)
@@ -1819,7 +1841,7 @@ class _Candidates:
             return _ended(code)
         return "its process was still running, and was killed"
 
-    def on_control(self, control) -> bool:
+    def on_control(self, control: Any) -> bool:
         """One command from the tests' process; False once it has closed the socket."""
         import _socket
 
