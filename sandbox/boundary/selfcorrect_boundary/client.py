@@ -39,6 +39,14 @@ from selfcorrect_boundary import (
     codec,
 )
 
+# typing.TYPE_CHECKING without importing typing at run time (mypy reads the name itself).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any, NoReturn, TypeVar
+
+    _T = TypeVar("_T")
+
 # pytest leaves this module's frames out of every traceback it prints: a failure reads as
 # the test's line and the candidate's, as it would in one process.
 __tracebackhide__ = True
@@ -85,13 +93,13 @@ class Link(codec.Peer):
         self.restarts = 0
         self.deaths_at_import = 0
         self.buffer = b""
-        self.callbacks: dict[int, object] = {}
+        self.callbacks: dict[int, Callable[..., object]] = {}
         self.callback_ids: dict[int, int] = {}
         self.next_callback = 1
-        self.proxies: weakref.WeakValueDictionary[int, RemoteObject] = (
+        self.proxies: weakref.WeakValueDictionary[int, RemoteObject | RemoteClass] = (
             weakref.WeakValueDictionary())
-        self.classes: dict[int, type] = {}
-        self.class_by_name: dict[str, type] = {}
+        self.classes: dict[int, RemoteClass] = {}
+        self.class_by_name: dict[str, RemoteClass] = {}
         self.exceptions: dict[str, type] = {}
         self.releases: list[int] = []
         self.callback_failure: BoundaryError | None = None
@@ -166,7 +174,7 @@ class Link(codec.Peer):
             _socket.socket(fileno=fd).close()
         return status
 
-    def _fail(self, error: BoundaryError, *, loading: bool = False) -> None:
+    def _fail(self, error: BoundaryError, *, loading: bool = False) -> NoReturn:
         status = self._disconnect()
         if loading:
             self.deaths_at_import += 1
@@ -347,7 +355,7 @@ class Link(codec.Peer):
                 f"{type(exc).__name__}({str(exc)[:200]!r}): it fails this call")
             return {"raised": {"builtin": "RuntimeError", "text": str(exc)[:MAX_TEXT_CHARS]}}
 
-    def _callback(self, key: object):
+    def _callback(self, key: object) -> Callable[..., object]:
         if key == "input":
             return builtins.input
         if key == "stdin.read":
@@ -366,7 +374,7 @@ class Link(codec.Peer):
     def encode(self, value: object) -> object:
         return codec.encode(value, self)
 
-    def export(self, value: object, depth: int) -> dict:
+    def export(self, value: Any, depth: int) -> dict:
         if isinstance(value, RemoteObject):
             if value._sc_epoch != self.epoch:
                 raise CandidateCrashed("the test uses an object of a candidate process that "
@@ -404,7 +412,7 @@ class Link(codec.Peer):
         if known is not None:
             return known
         if body.get("is_class") is True:
-            made: RemoteObject = self._class_proxy(body)
+            made: RemoteObject | RemoteClass = self._class_proxy(body)
         else:
             made = RemoteObject._sc_make(self, handle, body, self._instance_class(body))
         self.proxies[handle] = made
@@ -427,7 +435,7 @@ class Link(codec.Peer):
                 if isinstance(handle, dict) and isinstance(handle.get("h"), dict):
                     self._class_proxy(handle["h"], member=_identifier(member))
 
-    def _class_proxy(self, body: dict, member: str = "") -> type:
+    def _class_proxy(self, body: dict, member: str = "") -> RemoteClass:
         handle = body.get("id")
         if type(handle) is int and handle in self.classes:
             return self.classes[handle]
@@ -533,7 +541,8 @@ class Link(codec.Peer):
             return default
         return value if isinstance(value, list) else default
 
-    def _exception_type(self, name: str, module: str, builtin: type) -> type[BaseException]:
+    def _exception_type(self, name: str, module: str, builtin: type[BaseException]
+                        ) -> type[BaseException]:
         if module == self.name and name in self.exceptions:
             return self.exceptions[name]
         if module == "builtins":
@@ -615,7 +624,7 @@ def _kept(failure: AssertionError) -> BoundaryError:
     return error
 
 
-def _argument(key: str, args: tuple, kwargs: dict, otherwise) -> object:
+def _argument(key: str, args: tuple, kwargs: dict, otherwise: Callable[[], object]) -> object:
     """The argument the candidate says it returned, if it could have (one that is mutable:
     an immutable one crosses as its value anyway); otherwise the value it sent."""
     original = _named_argument(key, args, kwargs)
@@ -644,7 +653,7 @@ def _instantiate(kind: type[BaseException], args: list, text: str) -> BaseExcept
         made = kind.__new__(kind)
         made.args = tuple(args)
     if kind.__str__ is _told_text:
-        made._sc_text = text
+        made._sc_text = text  # type: ignore[attr-defined]  # what _told_text reads back
     return made
 
 
@@ -675,7 +684,7 @@ _PLAIN_TYPES = {kind.__name__: kind for kind in (
 
 # ---- stand-ins ---------------------------------------------------------------------------
 
-def _exact(value: object, kind: type, what: str) -> object:
+def _exact(value: object, kind: type[_T], what: str) -> _T:
     if type(value) is not kind:
         raise ProtocolBroken(f"the candidate's {what} is a {type(value).__name__}, not a "
                              f"{kind.__name__}")
@@ -693,7 +702,7 @@ class RemoteObject:
 
     @classmethod
     def _sc_make(cls, link: Link, handle: int, desc: dict, kind: type) -> RemoteObject:
-        made = object.__new__(kind)
+        made: RemoteObject = object.__new__(kind)
         object.__setattr__(made, "_sc_link", link)
         object.__setattr__(made, "_sc_id", handle)
         object.__setattr__(made, "_sc_epoch", link.epoch)
@@ -711,7 +720,7 @@ class RemoteObject:
         link = self._sc_link
         return link.ask("op", self._sc_ref(), name=name, args=[link.encode(a) for a in args])
 
-    def _sc_plain(self) -> object:
+    def _sc_plain(self) -> Any:
         """The built-in content, or None when the class derives from no built-in type."""
         if self._sc_desc.get("plain") not in _PLAIN_TYPES:
             return None
@@ -817,12 +826,13 @@ class RemoteObject:
         names = self._sc_op("dir")
         return [str(n) for n in names] if isinstance(names, list) else []
 
-    def __eq__(self, other: object) -> object:
+    # Any: the candidate's own == may answer anything (a numpy array, say).
+    def __eq__(self, other: object) -> Any:
         if self._sc_same_process(other):
             return self._sc_op("eq", other)
         return _by_value(self, other, lambda a, b: a == b)
 
-    def __ne__(self, other: object) -> object:
+    def __ne__(self, other: object) -> Any:
         if self._sc_same_process(other):
             return self._sc_op("ne", other)
         same = _by_value(self, other, lambda a, b: a == b)
@@ -840,7 +850,8 @@ class RemoteObject:
     def __ge__(self, other: object) -> object:
         return self._sc_order("ge", other, lambda a, b: a >= b)
 
-    def _sc_order(self, name: str, other: object, compare) -> object:
+    def _sc_order(self, name: str, other: object, compare: Callable[[Any, Any], object]
+                  ) -> object:
         if self._sc_same_process(other):
             return self._sc_op(name, other)
         return _by_value(self, other, compare)
@@ -854,7 +865,8 @@ class RemoteObject:
             return
 
 
-def _by_value(remote: RemoteObject, other: object, compare) -> object:
+def _by_value(remote: RemoteObject, other: object, compare: Callable[[Any, Any], object]
+              ) -> object:
     """`remote == other` for plain `other`: by the built-in content of the candidate's object,
     rebuilt here, compared here. Never by the candidate's own `__eq__`."""
     if isinstance(other, RemoteObject):
@@ -865,15 +877,17 @@ def _by_value(remote: RemoteObject, other: object, compare) -> object:
     return compare(plain, other)
 
 
-_BINARY = {"add": operator.add, "sub": operator.sub, "mul": operator.mul,
-           "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
-           "pow": operator.pow, "matmul": operator.matmul, "and": operator.and_,
-           "or": operator.or_, "xor": operator.xor, "lshift": operator.lshift,
-           "rshift": operator.rshift}
-_UNARY = {"neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert}
+_BINARY: dict[str, Callable[[Any, Any], Any]] = {
+    "add": operator.add, "sub": operator.sub, "mul": operator.mul,
+    "truediv": operator.truediv, "floordiv": operator.floordiv, "mod": operator.mod,
+    "pow": operator.pow, "matmul": operator.matmul, "and": operator.and_,
+    "or": operator.or_, "xor": operator.xor, "lshift": operator.lshift,
+    "rshift": operator.rshift}
+_UNARY: dict[str, Callable[[Any], Any]] = {
+    "neg": operator.neg, "pos": operator.pos, "abs": abs, "invert": operator.invert}
 
 
-def _binary(name: str, reflected: bool):
+def _binary(name: str, reflected: bool) -> Callable[[RemoteObject, object], object]:
     """Arithmetic with one of the candidate's objects. With plain data on the other side it
     is never the candidate's to compute: `abs(expected - result)` (pytest.approx,
     assertAlmostEqual, numpy's allclose) would hand it the expected value and let it answer
@@ -899,7 +913,7 @@ def _binary(name: str, reflected: bool):
     return operate
 
 
-def _unary(name: str):
+def _unary(name: str) -> Callable[[RemoteObject], object]:
     apply = _UNARY[name]
 
     def operate(self: RemoteObject) -> object:
@@ -1115,7 +1129,9 @@ class CandidateFinder:
                   ) -> _frozen_importlib.ModuleSpec | None:
         if fullname != self.link.name:
             return None
-        return _frozen_importlib.ModuleSpec(fullname, self, origin=self.link.path)
+        # The finder is its own loader (the protocol, not importlib.abc's class: see above).
+        return _frozen_importlib.ModuleSpec(fullname, self,  # type: ignore[arg-type]
+                                            origin=self.link.path)
 
     def create_module(self, spec: _frozen_importlib.ModuleSpec) -> types.ModuleType:
         module = RemoteModule(spec.name)

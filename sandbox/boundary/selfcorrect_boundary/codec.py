@@ -27,6 +27,13 @@ from _struct import Struct
 
 from selfcorrect_boundary import NotPlainData, ProtocolBroken
 
+# typing.TYPE_CHECKING without importing typing at run time (mypy reads the name itself).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import datetime
+    from types import ModuleType
+    from typing import Any
+
 # Both interpreters start on the critical path of every test run, and under gVisor each
 # module imported costs file-system round trips: what only some values need (datetime,
 # decimal, fractions, uuid, pathlib, collections, numpy, pandas) is looked up among the
@@ -78,7 +85,7 @@ def _not_plain(value: object) -> str:
 
 # ---- encoding ------------------------------------------------------------------------
 
-def encode(value: object, peer: Peer, depth: int = 0) -> object:
+def encode(value: Any, peer: Peer, depth: int = 0) -> object:
     if depth > MAX_DEPTH:
         raise NotPlainData(f"the value is nested more than {MAX_DEPTH} levels deep")
     kind = type(value)
@@ -145,7 +152,7 @@ def encode(value: object, peer: Peer, depth: int = 0) -> object:
     return peer.export(value, depth)
 
 
-def _encode_library_value(value: object) -> object | None:
+def _encode_library_value(value: Any) -> object | None:
     """datetime, decimal, fractions, uuid and pathlib values (when their module is loaded)."""
     dt = sys.modules.get("datetime")
     if dt is not None:
@@ -184,7 +191,7 @@ def _b64(data: bytes) -> str:
     return binascii.b2a_base64(data, newline=False).decode("ascii")
 
 
-def _encode_tz(tz: object, dt: object, moment: object = None) -> object:
+def _encode_tz(tz: Any, dt: ModuleType, moment: object = None) -> object:
     if tz is None:
         return None
     if isinstance(tz, dt.timezone):
@@ -205,7 +212,7 @@ def _encode_tz(tz: object, dt: object, moment: object = None) -> object:
                        "datetime.timezone or zoneinfo.ZoneInfo")
 
 
-def _encode_numpy(value: object, numpy: object, peer: Peer, depth: int) -> object:
+def _encode_numpy(value: Any, numpy: ModuleType, peer: Peer, depth: int) -> object:
     np = numpy
     if isinstance(value, np.generic):
         dtype = value.dtype
@@ -232,7 +239,7 @@ def _encode_numpy(value: object, numpy: object, peer: Peer, depth: int) -> objec
     return {"nd": [dtype.str, shape, _b64(data)]}
 
 
-def _encode_pandas(value: object, pd: object, peer: Peer, depth: int) -> object | None:
+def _encode_pandas(value: Any, pd: ModuleType, peer: Peer, depth: int) -> object | None:
     if isinstance(value, pd.DataFrame):
         columns = [_encode_column(value.iloc[:, i], pd, peer, depth)
                    for i in range(value.shape[1])]
@@ -256,7 +263,7 @@ def _encode_pandas(value: object, pd: object, peer: Peer, depth: int) -> object 
     return None
 
 
-def _offset(offset: object) -> dict:
+def _offset(offset: datetime.timedelta) -> dict:
     return {"off": [offset.days * 86400 + offset.seconds, offset.microseconds]}
 
 
@@ -270,7 +277,7 @@ def _tz_key(tz: object) -> str:
     raise NotPlainData(f"a pandas time zone of type {type_name(tz)} cannot cross")
 
 
-def _encode_column(series: object, pd: object, peer: Peer, depth: int) -> list:
+def _encode_column(series: Any, pd: ModuleType, peer: Peer, depth: int) -> list:
     """[dtype name, values]: a numpy dtype's values as an array, the extension dtypes in
     PANDAS_EXTENSION_DTYPES as a list with None for missing, categoricals as codes and
     categories, tz-aware datetimes as UTC nanoseconds and the zone."""
@@ -297,7 +304,7 @@ def _encode_column(series: object, pd: object, peer: Peer, depth: int) -> list:
                        "string dtypes can)")
 
 
-def _encode_index(index: object, pd: object, peer: Peer, depth: int) -> list:
+def _encode_index(index: Any, pd: ModuleType, peer: Peer, depth: int) -> list:
     name = encode(getattr(index, "name", None), peer, depth + 1)
     if isinstance(index, pd.MultiIndex):
         return ["multi", encode(list(index), peer, depth + 1),
@@ -310,7 +317,7 @@ def _encode_index(index: object, pd: object, peer: Peer, depth: int) -> list:
 
 # ---- decoding ------------------------------------------------------------------------
 
-def decode(data: object, peer: Peer, depth: int = 0) -> object:
+def decode(data: Any, peer: Peer, depth: int = 0) -> object:
     """The value `data` stands for; ProtocolBroken for anything that is not well-formed."""
     if depth > MAX_DEPTH:
         raise ProtocolBroken("a value is nested too deeply")
@@ -487,7 +494,7 @@ _SIMPLE = {
 }
 
 
-def _decode_tz(body: object) -> object:
+def _decode_tz(body: object) -> datetime.tzinfo | None:
     if body is None:
         return None
     import datetime
@@ -513,7 +520,7 @@ def _zone_key(value: object) -> str:
     return key
 
 
-def _plain_dtype(np: object, text: object) -> object:
+def _plain_dtype(np: ModuleType, text: object) -> Any:
     dtype = np.dtype(_text(text))
     if (dtype.kind not in PLAIN_DTYPE_KINDS or dtype.hasobject or dtype.fields is not None
             or dtype.subdtype is not None):
@@ -589,7 +596,7 @@ def _decode_pandas(tag: str, body: object, peer: Peer, depth: int) -> object:
     return frame
 
 
-def _decode_column(body: object, pd: object, peer: Peer, depth: int) -> object:
+def _decode_column(body: object, pd: ModuleType, peer: Peer, depth: int) -> Any:
     kind, values = _parts(body, 2)
     if kind == "numpy":
         array = decode(values, peer, depth + 1)
@@ -614,7 +621,7 @@ def _decode_column(body: object, pd: object, peer: Peer, depth: int) -> object:
     raise ValueError(f"a column of kind {str(kind)[:40]!r}")
 
 
-def _decode_index(body: object, pd: object, peer: Peer, depth: int) -> object:
+def _decode_index(body: object, pd: ModuleType, peer: Peer, depth: int) -> Any:
     if type(body) is not list or not body:
         raise ValueError("an index")
     kind = body[0]
@@ -648,7 +655,7 @@ def mutable(value: object) -> bool:
     return pandas is not None and isinstance(value, pandas.DataFrame | pandas.Series)
 
 
-def update_in_place(original: object, changed: object) -> bool:
+def update_in_place(original: Any, changed: Any) -> bool:
     """Make `original` equal to `changed` without replacing it; False when it cannot be."""
     replaced_whole = (
         (isinstance(original, list) and isinstance(changed, list))
@@ -709,9 +716,12 @@ class _Decoding:
 
 # No markers (what is encoded is always a fresh tree, depth-capped), no default (it holds
 # JSON's own types only), ASCII out, NaN refused.
-_ENCODE = _json.make_encoder(None, None, _json.encode_basestring_ascii, None, ":", ",",
+# The stubs want a callable default and a scanner as the scanner's context; the C code takes
+# None (no default) and reads the settings from any object's attributes (typeshed's TODO).
+_ENCODE = _json.make_encoder(None, None,  # type: ignore[arg-type]
+                             _json.encode_basestring_ascii, None, ":", ",",
                              False, False, False)
-_SCAN = _json.make_scanner(_Decoding())
+_SCAN = _json.make_scanner(_Decoding())  # type: ignore[arg-type]
 
 
 def dump_frame(message: object) -> bytes:

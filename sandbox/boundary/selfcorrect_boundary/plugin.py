@@ -17,6 +17,12 @@ import pytest
 
 from selfcorrect_boundary.client import Link, RemoteObject
 
+# typing.TYPE_CHECKING without importing typing at run time (mypy reads the name itself).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from pathlib import Path
+    from typing import Any
+
 # Folders the candidate may add to (sticky: not remove or replace what the test put
 # there); files it may read, not write.
 SHARED_DIR_MODE = 0o1777
@@ -33,17 +39,18 @@ def share_temporary_files() -> None:
     made_file = tempfile.mkstemp
     made_named = tempfile.NamedTemporaryFile
 
-    def mkdtemp(*args, **kwargs):
+    # Any: each stands in for an overloaded function (str or bytes paths), arguments unchanged.
+    def mkdtemp(*args: Any, **kwargs: Any) -> Any:
         path = made_dir(*args, **kwargs)
         os.chmod(path, SHARED_DIR_MODE)
         return path
 
-    def mkstemp(*args, **kwargs):
+    def mkstemp(*args: Any, **kwargs: Any) -> Any:
         fd, path = made_file(*args, **kwargs)
         os.fchmod(fd, SHARED_FILE_MODE)
         return fd, path
 
-    def named(*args, **kwargs):
+    def named(*args: Any, **kwargs: Any) -> Any:
         handle = made_named(*args, **kwargs)
         os.fchmod(handle.fileno(), SHARED_FILE_MODE)
         return handle
@@ -58,18 +65,19 @@ def share_temporary_files() -> None:
     base_of = TempPathFactory.getbasetemp
     make = TempPathFactory.mktemp
 
-    def getbasetemp(self):
+    def getbasetemp(self: TempPathFactory) -> Path:
         path = base_of(self)
         os.chmod(path, TRAVERSE_MODE)
         return path
 
-    def mktemp(self, basename, numbered=True):
+    def mktemp(self: TempPathFactory, basename: str, numbered: bool = True) -> Path:
         path = make(self, basename, numbered)
         os.chmod(path, SHARED_DIR_MODE)
         return path
 
-    TempPathFactory.getbasetemp = getbasetemp
-    TempPathFactory.mktemp = mktemp
+    # Patching pytest's class, in this process only (see the docstring).
+    TempPathFactory.getbasetemp = getbasetemp  # type: ignore[method-assign]
+    TempPathFactory.mktemp = mktemp  # type: ignore[method-assign]
 
 
 class Plugin:

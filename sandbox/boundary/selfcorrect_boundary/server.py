@@ -34,6 +34,13 @@ import warnings
 
 from selfcorrect_boundary import BoundaryError, NotPlainData, ProtocolBroken, codec
 
+# typing.TYPE_CHECKING without importing typing at run time (mypy reads the name itself).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from logging import LogRecord
+    from typing import Any
+
 MAX_CAPTURE_CHARS = 256 * 1024
 MAX_TEXT_CHARS = 2000
 MAX_FRAMES = 8
@@ -48,11 +55,11 @@ PLAIN_BASES = (bool, int, float, complex, str, bytes, bytearray, tuple, list, di
                frozenset)
 
 
-def _reflected(op: object) -> object:
+def _reflected(op: Callable[[Any, Any], Any]) -> Callable[[Any, Any], Any]:
     return lambda obj, other: op(other, obj)
 
 
-SPECIAL = {
+SPECIAL: dict[str, Callable[..., Any]] = {
     "len": len, "bool": bool, "iter": iter, "next": next, "reversed": reversed,
     "contains": lambda obj, item: item in obj, "getitem": operator.getitem,
     "setitem": operator.setitem, "delitem": operator.delitem, "str": str, "repr": repr,
@@ -100,7 +107,9 @@ class TestsStdin(io.TextIOBase):
     def read(self, size: int | None = -1) -> str:
         return _text(self._server.call_back("stdin.read", (-1 if size is None else size,), {}))
 
-    def readline(self, size: int | None = -1) -> str:
+    # A text stream's readline gives str, as TextIOBase's own does; typeshed's TextIOBase
+    # also derives from an IOBase whose readline gives bytes, which this cannot match.
+    def readline(self, size: int | None = -1) -> str:  # type: ignore[override]
         return _text(self._server.call_back("stdin.readline",
                                             (-1 if size is None else size,), {}))
 
@@ -120,7 +129,8 @@ class _BytesOf(io.RawIOBase):
     def writable(self) -> bool:
         return True
 
-    def write(self, data: bytes) -> int:
+    # Any: whatever the candidate's code writes there (bytes-like, for bytes() and len()).
+    def write(self, data: Any) -> int:
         self._capture.write(bytes(data).decode("utf-8", "replace"))
         return len(data)
 
@@ -392,7 +402,7 @@ class Server(codec.Peer):
             return {"ok": codec.encode(special(target, *args), self)}
         raise ProtocolBroken(f"no request {str(op)[:40]!r}")
 
-    def target(self, ref: object) -> object:
+    def target(self, ref: object) -> Any:
         if ref is None:
             return self.module
         if isinstance(ref, dict) and "m" in ref:
@@ -401,13 +411,14 @@ class Server(codec.Peer):
             return self.resolve("h", {"id": ref["h"]})
         raise ProtocolBroken("a request's target")
 
-    def member(self, name: str) -> object:
+    def member(self, name: str) -> Any:
         if name in self.originals:
             return self.originals[name]
         return getattr(self.module, name)
 
     def plain(self, value: object) -> object:
         """The built-in content of an object whose class derives from a built-in type."""
+        base: Any  # each built-in type's own methods, whatever the subclass overrides
         for base in PLAIN_BASES:
             if isinstance(value, base):
                 if base in (dict,):
@@ -533,14 +544,15 @@ class _LogCapture:
 
     level: int | None = None  # the tests' root level, as they last said
 
-    def __init__(self, logging: object) -> None:
+    def __init__(self, logging: types.ModuleType) -> None:
         self.logging = logging
         self.records: list = []
         root = logging.getLogger()
         self.root, self.saved = root, root.level
         keep = self.records
 
-        class Keep(logging.Handler):
+        # The logging module as found loaded (never imported here): a base at run time only.
+        class Keep(logging.Handler):  # type: ignore[misc,name-defined]
             def emit(self, record: object) -> None:
                 keep.append(record)
 
@@ -559,7 +571,7 @@ class _LogCapture:
         self.root.setLevel(self.saved)
 
 
-def _message(record: object) -> str:
+def _message(record: LogRecord) -> str:
     try:
         return str(record.getMessage())
     except Exception:
@@ -658,7 +670,7 @@ def main(argv: list[str]) -> int:
     return 0
 
 
-def _input_of(server: Server):
+def _input_of(server: Server) -> Callable[..., str]:
     def input(prompt: object = "") -> str:  # builtins.input, for the candidate
         return _text(server.call_back("input", (str(prompt),), {}))
 
