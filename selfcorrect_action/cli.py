@@ -14,7 +14,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from selfcorrect_action import __version__
 from selfcorrect_action.choices import RUNTIMES, STRUCTURED_CHOICES
@@ -39,6 +39,8 @@ class _Parser(argparse.ArgumentParser):
 
 
 if TYPE_CHECKING:  # generic only in typeshed: at run time the class is not subscriptable
+    from selfcorrect_action.runs.settings import Resolved
+
     Subparsers = argparse._SubParsersAction[_Parser]
 
 
@@ -167,7 +169,7 @@ def _add_runtime(p: argparse.ArgumentParser) -> None:
                    help="container runtime for the sandbox: runc (default) or runsc (gVisor)")
 
 
-def _resolved_settings(args: argparse.Namespace) -> Any:
+def _resolved_settings(args: argparse.Namespace) -> Resolved:
     from selfcorrect_action.runs import settings
 
     given = settings.flag_values({

@@ -58,6 +58,12 @@ class Interrupted(KeyboardInterrupt):
 SIGNAL_EXIT_CODES = {"SIGINT": 130, "SIGTERM": 143}
 
 
+def interruption(signal_name: str) -> Interrupted:
+    """The Interrupted for a signal's name (SIGINT 130, SIGTERM 143); any other name is a
+    caller's cancel, which exits as Ctrl-C does."""
+    return Interrupted(signal_name, SIGNAL_EXIT_CODES.get(signal_name, SIGNAL_EXIT_CODES["SIGINT"]))
+
+
 def interrupted_by(exc: BaseException) -> Interrupted:
     """A bare KeyboardInterrupt (Python's own, for Ctrl-C) as an Interrupted."""
     return exc if isinstance(exc, Interrupted) else Interrupted()

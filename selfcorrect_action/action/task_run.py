@@ -34,7 +34,6 @@ from selfcorrect_action.runs.settings import (
     SETTING,
     Given,
     Resolved,
-    RunSettings,
     described,
     resolve,
 )
@@ -139,11 +138,6 @@ def _publish(plan: WritePlan, inputs: ActionInputs, context: ActionContext, forg
     elif state.status is not Status.PASSED:
         say("publish", "no pull request: the run did not pass (draft-on-failure is off)")
     return applied
-
-
-def task_settings(task: Task, inputs: ActionInputs, environ: Mapping[str, str]
-                  ) -> RunSettings:
-    return resolve_task_settings(task, inputs, environ).settings
 
 
 def resolve_task_settings(task: Task, inputs: ActionInputs, environ: Mapping[str, str]

@@ -15,7 +15,7 @@ import threading
 from collections.abc import Iterator
 from types import FrameType
 
-from selfcorrect_action.errors import SIGNAL_EXIT_CODES, Interrupted
+from selfcorrect_action.errors import Interrupted, interruption
 
 SIGNALS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
 
@@ -31,8 +31,7 @@ class CancelToken:
         else is a caller's cancel, 130). The first request is the one reported."""
         with self._lock:
             if self._interruption is None:
-                self._interruption = Interrupted(
-                    signal_name, SIGNAL_EXIT_CODES.get(signal_name, SIGNAL_EXIT_CODES["SIGINT"]))
+                self._interruption = interruption(signal_name)
 
     @property
     def interruption(self) -> Interrupted | None:
@@ -75,7 +74,7 @@ def cancel_on_signals(token: CancelToken) -> Iterator[CancelToken]:
         name = signal.Signals(signum).name
         token.cancel(name)
         if not token.is_shielded:
-            raise Interrupted(name, SIGNAL_EXIT_CODES[name])
+            raise interruption(name)
 
     previous = {number: signal.signal(number, on_signal) for number in SIGNALS.values()}
     try:

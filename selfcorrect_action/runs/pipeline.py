@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from selfcorrect_action.errors import SIGNAL_EXIT_CODES, Interrupted
+from selfcorrect_action.errors import Interrupted, interruption
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import Executor
@@ -137,6 +137,5 @@ def _interruption(state: RunState, cancel: CancelToken) -> Interrupted | None:
     """The loop records a signal that reached it; a cancel that came while the reports
     were written (the loop had ended) stops the publishing all the same."""
     if state.interrupted_by:
-        return Interrupted(state.interrupted_by,
-                           SIGNAL_EXIT_CODES.get(state.interrupted_by, SIGNAL_EXIT_CODES["SIGINT"]))
+        return interruption(state.interrupted_by)
     return cancel.interruption

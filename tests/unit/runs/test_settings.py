@@ -80,14 +80,14 @@ def _cli(argv: list[str], environ: dict[str, str], monkeypatch: pytest.MonkeyPat
 def _action(inputs: dict[str, str], environ: dict[str, str]) -> RunSettings:
     from selfcorrect_action.action.inputs import read_inputs
     from selfcorrect_action.action.task import Task
-    from selfcorrect_action.action.task_run import task_settings
+    from selfcorrect_action.action.task_run import resolve_task_settings
     from selfcorrect_action.spec import load_spec_text
 
     loaded = load_spec_text("prompt: p\n", "t.yml", root=Path("."), name="t.yml")
     task = Task(loaded, origin="spec t.yml", label="t.yml", title="t", branch="b")
     full = {"INPUT_GITHUB-TOKEN": "t", **environ,
             **{f"INPUT_{name.upper()}": value for name, value in inputs.items()}}
-    return task_settings(task, read_inputs(full), full)
+    return resolve_task_settings(task, read_inputs(full), full).settings
 
 
 @pytest.mark.parametrize(("name", "as_flag", "as_env", "from_flag", "from_env"), ROWS)
