@@ -36,8 +36,11 @@ LOG_TAIL_LINES = 25
 _ANSI_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 
 
-def image_tag(version: str = __version__) -> str:
-    return f"{IMAGE_REPOSITORY}:{version}"
+def image_tag(version: str = __version__, wanted_hash: str | None = None) -> str:
+    """The package version, and the build context's hash when known: two checkouts on one
+    machine (a worktree, a helper's branch) with different sandbox/ folders then keep an
+    image each instead of rebuilding one tag over the other in the middle of a run."""
+    return f"{IMAGE_REPOSITORY}:{version}" + (f"-{wanted_hash[:12]}" if wanted_hash else "")
 
 
 def context_files(root: Path) -> list[str]:
@@ -157,8 +160,8 @@ def ensure_image(
 ) -> str:
     """The tag of a sandbox image built from the current context, building it if needed."""
     root = context or sandbox_context()
-    tag = tag or image_tag()
     wanted = context_hash(root)
+    tag = tag or image_tag(wanted_hash=wanted)
     existing_id, existing_hash = _existing(engine, tag)
     decision = build_decision(tag=tag, existing_hash=existing_hash, wanted_hash=wanted, force=force)
     if not decision.build:

@@ -35,7 +35,7 @@ from docker.utils.build import PatternMatcher
 from selfcorrect_action.sandbox.image import BuildLog
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
-DEFAULT_TAG = "selfcorrect-action:test"
+DEFAULT_REPOSITORY = "selfcorrect-action"
 HASH_LABEL = "org.selfcorrect.action-context-hash"
 EXTRA_CA_NAME = ".ci/ca-certificates/host-proxy.crt"
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
@@ -132,7 +132,7 @@ def context_tar(root: Path = REPO_ROOT, *, extra_ca: Path | None = DEFAULT_EXTRA
 def build_action_image(
     engine_client: docker.DockerClient,
     *,
-    tag: str = DEFAULT_TAG,
+    tag: str | None = None,
     extra_ca: Path | None = DEFAULT_EXTRA_CA,
     progress: Progress = print,
     root: Path = REPO_ROOT,
@@ -140,10 +140,12 @@ def build_action_image(
 ) -> BuildResult:
     """The image of the current working tree under `tag`, built only when no image carries
     the current context's hash (`nocache`: built anyway, without the layer cache, to time
-    a cold build)."""
+    a cold build). The default tag names the context's hash: one shared tag moved under
+    the feet of a test session in another checkout of this machine whenever it built."""
     started = time.monotonic()
     context = context_tar(root, extra_ca=extra_ca)
     wanted = hashlib.sha256(context).hexdigest()
+    tag = tag or f"{DEFAULT_REPOSITORY}:test-{wanted[:12]}"
     with _build_lock(tag):
         existing = None if nocache else _image_with_hash(engine_client, wanted)
         if existing is not None:

@@ -66,7 +66,7 @@ def scratch_tag(docker_client: docker.DockerClient) -> Iterator[str]:
 def test_image_is_tagged_and_labelled(
     docker_client: docker.DockerClient, sandbox_image: str
 ) -> None:
-    assert sandbox_image == image_tag()
+    assert sandbox_image == image_tag(wanted_hash=context_hash(sandbox_context()))
     image = docker_client.images.get(sandbox_image)
     assert image.labels[HASH_LABEL] == context_hash(sandbox_context())
     assert image.labels[VERSION_LABEL] == __version__

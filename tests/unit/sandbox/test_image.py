@@ -36,6 +36,11 @@ def test_tag_is_repository_and_package_version() -> None:
     assert image_tag() == f"selfcorrect-sandbox:{__version__}"
 
 
+def test_tag_names_the_context_so_two_checkouts_keep_an_image_each() -> None:
+    assert image_tag("1.2.3", "ab" * 32) == "selfcorrect-sandbox:1.2.3-" + "ab" * 6
+    assert image_tag(wanted_hash="0" * 64) != image_tag(wanted_hash="1" * 64)
+
+
 def test_context_files_are_sorted_relative_and_skip_bytecode(context: Path) -> None:
     (context / "__pycache__").mkdir()
     (context / "__pycache__" / "runner.cpython-311.pyc").write_bytes(b"\0")
