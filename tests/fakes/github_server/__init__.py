@@ -19,13 +19,15 @@ Faults: ``fail(method, path, status, after_apply=...)``, ``fail_rate_limit``,
 ``labels``, ``pulls``, ``refs``, ``read_file``, ``git``); ``event(name, repo, ...)`` builds a
 webhook payload for $GITHUB_EVENT_PATH from the same state. ``errors`` lists the fake's own
 crashes. The ``fake_github`` fixture gives a started server with :data:`DEFAULT_REPO` and the
-tokens :data:`WRITE_TOKEN` / :data:`READ_TOKEN`; re-export it from a conftest.py with
+tokens :data:`WRITE_TOKEN` / :data:`READ_TOKEN` (the Actions bot) and :data:`APP_TOKEN` (an
+installed GitHub App, writing as :data:`APP_LOGIN`); re-export it from a conftest.py with
 ``from tests.fakes.github_server import fake_github  # noqa: F401``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -38,10 +40,58 @@ from .server import FakeGitHub, PullSnapshot
 DEFAULT_REPO = "octo-org/hello-world"
 WRITE_TOKEN = "ghs_fake_write_0123456789abcdef"  # the Actions bot, as on a push or same-repo PR
 READ_TOKEN = "ghs_fake_read_0123456789abcdef"  # the Actions bot, as on a fork's PR
+APP_SLUG = "selfcorrect-test-app"  # a GitHub App installed on DEFAULT_REPO
+APP_LOGIN = f"{APP_SLUG}[bot]"
+APP_TOKEN = "ghs_fake_app_0123456789abcdef"  # its installation token, write access
+APP_READ_TOKEN = "ghs_fake_app_read_0123456789abcdef"  # one with read-only permissions
 
-__all__ = ["BOT_ID", "BOT_LOGIN", "DEFAULT_REPO", "READ_TOKEN", "WRITE_TOKEN", "ApiError",
-           "Comment", "FakeGitHub", "Fault", "Issue", "Label", "PullSnapshot",
-           "RecordedRequest", "Token", "User", "fake_github", "seeded"]
+
+@dataclass(frozen=True)
+class Identity:
+    """Who the action's github-token is, as a workflow hands it over: the token, a
+    read-only one of the same account (a fork's pull request, a split workflow's run job),
+    the login GitHub shows on what it writes, and the action's bot-login input."""
+
+    name: str
+    token: str
+    read_token: str
+    login: str
+    bot_login_input: str = ""
+
+
+# GITHUB_TOKEN; a GitHub App's installation token, its login found by asking GitHub; the same
+# with the bot-login input the README's workflow passes.
+IDENTITIES = (
+    Identity("github-token", WRITE_TOKEN, READ_TOKEN, BOT_LOGIN),
+    Identity("app-token", APP_TOKEN, APP_READ_TOKEN, APP_LOGIN),
+    Identity("app-token-with-bot-login", APP_TOKEN, APP_READ_TOKEN, APP_LOGIN, APP_LOGIN),
+)
+
+__all__ = [
+    "APP_LOGIN",
+    "APP_READ_TOKEN",
+    "APP_SLUG",
+    "APP_TOKEN",
+    "BOT_ID",
+    "BOT_LOGIN",
+    "DEFAULT_REPO",
+    "IDENTITIES",
+    "READ_TOKEN",
+    "WRITE_TOKEN",
+    "ApiError",
+    "Comment",
+    "FakeGitHub",
+    "Fault",
+    "Identity",
+    "Issue",
+    "Label",
+    "PullSnapshot",
+    "RecordedRequest",
+    "Token",
+    "User",
+    "fake_github",
+    "seeded",
+]
 
 
 def seeded(root: Path) -> FakeGitHub:
@@ -51,6 +101,8 @@ def seeded(root: Path) -> FakeGitHub:
     server.add_repo(DEFAULT_REPO)
     server.add_token(WRITE_TOKEN, BOT_LOGIN)
     server.add_token(READ_TOKEN, BOT_LOGIN, access="read")
+    server.add_app(APP_SLUG, APP_TOKEN)
+    server.add_app(APP_SLUG, APP_READ_TOKEN, access="read")
     return server
 
 

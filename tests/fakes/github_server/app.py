@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from . import routes_git, routes_issues, routes_pulls
+from . import routes_git, routes_graphql, routes_issues, routes_pulls
 from .faults import PRIMARY_MESSAGE, RATE_DOC, Fault, FaultBook, RecordedRequest, default_body
 from .git_store import GitDataError
 from .model import RateBucket, State, Token
@@ -38,6 +38,7 @@ def build_router() -> Router:
     routes_issues.register(router)
     routes_git.register(router)
     routes_pulls.register(router)
+    routes_graphql.register(router)
     return router
 
 
@@ -101,7 +102,7 @@ class App:
 
     def _require_write(self, req: Request) -> None:
         if req.method not in ("GET", "HEAD") and req.token is not None \
-                and not req.token.can_write:
+                and not req.token.can_write and req.path.rstrip("/") != routes_graphql.GRAPHQL_PATH:
             # A fork PR's GITHUB_TOKEN can read but gets this on every write.
             raise ApiError(403, INTEGRATION_FORBIDDEN)
 
@@ -178,6 +179,8 @@ class Handler(BaseHTTPRequestHandler):
         path, prefix = parts.path, ""
         if path == app.api_prefix or path.startswith(app.api_prefix + "/"):
             path, prefix = path[len(app.api_prefix):] or "/", app.api_prefix
+        elif app.api_prefix and path == app.api_prefix.removesuffix("/v3") + "/graphql":
+            path, prefix = routes_graphql.GRAPHQL_PATH, app.api_prefix  # Enterprise's /api/graphql
         headers = {k.lower(): v for k, v in self.headers.items()}
         record = RecordedRequest(self.command, path, dict(parse_qsl(parts.query)),
                                  _redacted(headers), None)

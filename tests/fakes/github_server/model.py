@@ -49,6 +49,23 @@ class User:
 
 
 @dataclass(frozen=True)
+class GitHubApp:
+    """A GitHub App installed on the stand-in's repositories. Its installation token writes
+    as the bot account `<slug>[bot]` (a user of type Bot), which GET /user refuses, and its
+    comments carry the app as `performed_via_github_app`."""
+
+    id: int
+    slug: str
+    name: str
+    owner: str  # the login of the account that registered the app
+    created_at: datetime
+
+    @property
+    def bot_login(self) -> str:
+        return f"{self.slug}[bot]"
+
+
+@dataclass(frozen=True)
 class Token:
     value: str
     login: str
@@ -174,6 +191,7 @@ class State:
         self.users: dict[str, User] = {}
         self.tokens: dict[str, Token] = {}
         self.repos: dict[str, Repo] = {}
+        self.apps: dict[str, GitHubApp] = {}  # keyed by the lower-cased bot login
         self.rate_limit = rate_limit
         self.buckets: dict[str, RateBucket] = {}
         # One sequence for every id: ids stay unique across kinds, as on GitHub.
@@ -196,6 +214,20 @@ class State:
         user = User(login, user_id or self.next_id(), type, name, email)
         self.users[login.lower()] = user
         return user
+
+    def add_app(self, slug: str, *, name: str | None = None, owner: str = "octo-org"
+                ) -> GitHubApp:
+        existing = self.apps.get(f"{slug}[bot]".lower())
+        if existing is not None:
+            return existing
+        app = GitHubApp(self.next_id(), slug, name or slug, self.user(owner).login, self.now())
+        self.add_user(app.bot_login, type="Bot", name=app.bot_login)
+        self.apps[app.bot_login.lower()] = app
+        return app
+
+    def app_of(self, login: str) -> GitHubApp | None:
+        """The app a bot account belongs to (None for people and the Actions bot)."""
+        return self.apps.get(login.lower())
 
     def user(self, login: str) -> User:
         """The user with that login, created on first mention like a seeded account."""

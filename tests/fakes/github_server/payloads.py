@@ -14,7 +14,7 @@ from typing import Any
 from urllib.parse import quote, quote_plus
 
 from .git_store import CommitInfo, FileChange, Ident, TreeEntry
-from .model import BOT_LOGIN, Comment, Issue, Label, Repo, State, Token, User
+from .model import BOT_LOGIN, Comment, GitHubApp, Issue, Label, Repo, State, Token, User
 from .routing import Links
 
 JSON = dict[str, Any]
@@ -149,7 +149,8 @@ def issue_json(state: State, links: Links, repo: Repo, issue: Issue) -> JSON:
         "active_lock_reason": None, "body": issue.body,
         "closed_by": user_json(links, state.user(issue.closed_by)) if issue.closed_by else None,
         "reactions": _reactions(f"{api}/reactions"), "timeline_url": f"{api}/timeline",
-        "performed_via_github_app": None, "state_reason": issue.state_reason,
+        "performed_via_github_app": performed_via(state, links, state.user(issue.user)),
+        "state_reason": issue.state_reason,
     }
     if issue.pull is not None:
         pulls_api = f"{links.repo_api(repo.full_name)}/pulls/{issue.number}"
@@ -185,9 +186,31 @@ def comment_json(state: State, links: Links, repo: Repo, comment: Comment) -> JS
         "updated_at": iso(comment.updated_at), "author_association":
         repo.association(comment.user), "body": comment.body,
         "reactions": _reactions(f"{api}/reactions"),
-        "performed_via_github_app": _actions_app(state, links) if user.login == BOT_LOGIN
-        else None,
+        "performed_via_github_app": performed_via(state, links, user),
     }
+
+
+def performed_via(state: State, links: Links, user: User) -> JSON | None:
+    """The app behind a bot's write: GitHub Actions for GITHUB_TOKEN, an installed app for
+    its installation token; None for a person's."""
+    if user.login == BOT_LOGIN:
+        return _actions_app(state, links)
+    app = state.app_of(user.login)
+    return app_json(state, links, app) if app is not None else None
+
+
+def app_json(state: State, links: Links, app: GitHubApp) -> JSON:
+    """The `integration` schema of GitHub's OpenAPI description (required: id, node_id,
+    owner, name, description, external_url, html_url, created_at, updated_at, permissions,
+    events; slug and client_id besides)."""
+    return {"id": app.id, "slug": app.slug, "client_id": f"Iv23li{app.id:014d}",
+            "node_id": node_id("App", app.id), "owner": user_json(links, state.user(app.owner)),
+            "name": app.name, "description": "", "external_url": f"https://{app.slug}.example",
+            "html_url": f"{links.root}/apps/{app.slug}", "created_at": iso(app.created_at),
+            "updated_at": iso(app.created_at),
+            "permissions": {"checks": "write", "contents": "write", "issues": "write",
+                            "metadata": "read", "pull_requests": "write"},
+            "events": ["issues", "issue_comment", "pull_request"]}
 
 
 def _actions_app(state: State, links: Links) -> JSON:

@@ -123,6 +123,15 @@ class FakeGitHub:
             self.state.tokens[token] = entry
             return entry
 
+    def add_app(self, slug: str, token: str, *, access: str = "write",
+                name: str | None = None) -> Token:
+        """A GitHub App and an installation token of it: it writes as `<slug>[bot]` (type
+        Bot), GET /user answers it 403, GraphQL's `viewer` names it, and its comments carry
+        the app as `performed_via_github_app`."""
+        with self.state.lock:
+            app = self.state.add_app(slug, name=name)
+        return self.add_token(token, app.bot_login, access=access)
+
     def add_repo(self, full_name: str, *, default_branch: str = "main", private: bool = False,
                  fork_of: str | None = None, description: str | None = None,
                  owner_type: str = "User",
