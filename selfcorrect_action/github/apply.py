@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from selfcorrect_action.github.forge import Commit, Forge, ForgeError, PullRequest
-from selfcorrect_action.github.naming import RUN_TRAILER, STATUS_LABELS
+from selfcorrect_action.github.naming import STATUS_LABELS, seal_holds, sealed
 from selfcorrect_action.github.plan import PR_LINK_SLOT, PlannedCommit, WritePlan
 from selfcorrect_action.templating import render
 
@@ -56,7 +56,7 @@ def apply_plan(plan: WritePlan, forge: Forge) -> Applied:
 
 def _commit(planned: PlannedCommit, forge: Forge) -> tuple[str | None, str | None]:
     head = forge.branch_head(planned.branch)
-    if head is not None and not made_by_us(head, forge.identity()):
+    if head is not None and not made_by_us(head):
         who = (f"@{head.committer_login or head.author_login}"
                if head.committer_login or head.author_login else "someone")
         return None, (f"{planned.branch} has a newer commit by {who} ({head.sha[:7]}) that "
@@ -68,12 +68,17 @@ def _commit(planned: PlannedCommit, forge: Forge) -> tuple[str | None, str | Non
             raise ForgeError(f"the base branch {planned.base_branch!r} does not exist",
                              hint="set the action's base-branch input to an existing branch, "
                              "or leave it empty for the repository's default branch")
-        sha = forge.commit_files(base.sha, planned.files, planned.message)
+        sha = _write(forge, base.sha, planned)
         forge.create_branch(planned.branch, sha)
         return sha, None
-    sha = forge.commit_files(head.sha, planned.files, planned.message)
+    sha = _write(forge, head.sha, planned)
     forge.move_branch(planned.branch, sha)
     return sha, None
+
+
+def _write(forge: Forge, parent_sha: str, planned: PlannedCommit) -> str:
+    tree = forge.write_tree(parent_sha, planned.files)
+    return forge.write_commit(parent_sha, tree, sealed(planned.message, tree))
 
 
 def _over_a_passing_version(plan: WritePlan, forge: Forge) -> str | None:
@@ -88,12 +93,14 @@ def _over_a_passing_version(plan: WritePlan, forge: Forge) -> str | None:
             "not pass, so its best attempt was not pushed over it")
 
 
-def made_by_us(commit: Commit, identity: str) -> bool:
-    """Our trailer alone is not enough: `git commit --amend` on our commit keeps it. The
-    commit must also have been committed by the token's own account (an amend, rebase or
-    cherry-pick is committed by whoever ran it)."""
-    return (f"{RUN_TRAILER}:" in commit.message
-            and commit.committer_login.lower() == identity.lower())
+def made_by_us(commit: Commit) -> bool:
+    """Whether the branch's newest commit holds what selfcorrect committed, so a new commit
+    on top overwrites no person's work. Not by who committed it: a GitHub App's commits
+    through the Git Data API may be recorded under another account than the one its token
+    comments as, and a person's amend keeps our trailers. The tree trailer binds the
+    message to the content: any change to a file since (an amend, a rebase onto a moved
+    base, a merge, a pushed commit) leaves a commit whose tree is not the sealed one."""
+    return seal_holds(commit.message, commit.tree_sha)
 
 
 def _pull_request(plan: WritePlan, forge: Forge) -> PullRequest:

@@ -75,6 +75,7 @@ class Comment(_Record):
 class Commit(_Record):
     sha: str
     message: str
+    tree_sha: str = ""
     author_login: str = ""  # empty when GitHub cannot tie the commit to an account
     committer_login: str = ""
 
@@ -97,8 +98,8 @@ class Forge(Protocol):
     def default_branch(self) -> str: ...
 
     def identity(self) -> str:
-        """The login the token writes as (github-actions[bot], an app's bot, a user):
-        a comment or commit is ours only if this account made it."""
+        """The login the token writes as (github-actions[bot], an app's `<slug>[bot]`, a
+        user): a comment is ours only if this account wrote it."""
         ...
 
     def permission(self, login: str) -> Permission: ...
@@ -134,9 +135,13 @@ class Forge(Protocol):
         """The commit the branch points at, None when there is no such branch."""
         ...
 
-    def commit_files(self, parent_sha: str, files: list[FileChange], message: str) -> str:
-        """A new commit on top of `parent_sha` with `files` written (through the Git Data
-        API: blobs, a tree on the parent's tree, the commit). Moves no branch. Its sha."""
+    def write_tree(self, parent_sha: str, files: list[FileChange]) -> str:
+        """The tree of `parent_sha` with `files` written over it (blobs, then the tree,
+        through the Git Data API). Its sha."""
+        ...
+
+    def write_commit(self, parent_sha: str, tree_sha: str, message: str) -> str:
+        """A new commit of `tree_sha` on top of `parent_sha`. Moves no branch. Its sha."""
         ...
 
     def create_branch(self, branch: str, sha: str) -> None:

@@ -18,6 +18,8 @@ STATUS_LABELS = {
 }
 RUN_TRAILER = "Selfcorrect-Run"
 ORIGIN_TRAILER = "Selfcorrect-Origin"
+TREE_TRAILER = "Selfcorrect-Tree"
+_SEAL = re.compile(rf"^{TREE_TRAILER}: (?P<tree>[0-9a-f]{{40}}|[0-9a-f]{{64}})$", re.MULTILINE)
 _UNSAFE = re.compile(r"[^a-z0-9._-]+")
 
 
@@ -74,3 +76,18 @@ def origin_in(body: str) -> str | None:
     """The origin a PR body records (`issue 12` or `spec .selfcorrect/tasks/x.yml`)."""
     match = _ORIGIN.search(body or "")
     return match.group("origin").strip() if match else None
+
+
+def sealed(message: str, tree_sha: str) -> str:
+    """The commit message with a trailer naming the tree the commit holds: the commit is
+    ours exactly as long as a commit still holds the tree it names (see `seal_holds`)."""
+    return f"{message.rstrip()}\n{TREE_TRAILER}: {tree_sha}\n"
+
+
+def seal_holds(message: str, tree_sha: str) -> bool:
+    """Whether a commit's content is the content selfcorrect committed: its last tree
+    trailer names its own tree. Who committed it does not matter (an App's commits may be
+    recorded under another account), and an amend, rebase or merge by a person that changes
+    any file changes the tree."""
+    found = _SEAL.findall(message or "")
+    return bool(found) and found[-1] == tree_sha

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from selfcorrect_action.github.apply import apply_plan
 from selfcorrect_action.github.forge import FileChange
-from selfcorrect_action.github.naming import report_marker
+from selfcorrect_action.github.naming import TREE_TRAILER, report_marker
 from selfcorrect_action.github.plan import (
     PR_LINK_SLOT,
     PlannedComment,
@@ -15,7 +15,8 @@ from selfcorrect_action.github.plan import (
     status_labels,
 )
 from selfcorrect_action.github.pygithub_forge import PyGithubForge
-from tests.fakes.github_server import BOT_LOGIN, DEFAULT_REPO, FakeGitHub
+from tests.fakes.github_server import APP_LOGIN, APP_TOKEN, BOT_LOGIN, DEFAULT_REPO, FakeGitHub
+from tests.unit.github.conftest import MakeForge
 
 BRANCH = "selfcorrect/issue-1"
 MARKER = report_marker("run=1.1 task=x")
@@ -93,19 +94,53 @@ def test_a_missing_base_branch_is_a_clear_error(fake_github: FakeGitHub,
     assert fake_github.pulls(DEFAULT_REPO) == []
 
 
-def test_a_persons_commit_that_keeps_our_trailer_is_still_theirs(
+def test_a_persons_commit_that_keeps_our_trailers_is_still_theirs(
     fake_github: FakeGitHub, forge: PyGithubForge
 ) -> None:
-    """`git commit --amend` on our commit keeps the trailer; the committer is the person."""
+    """`git commit --amend` on our commit keeps every trailer, the tree's too; but the
+    files changed, so the tree it names is no longer the commit's."""
     fake_github.add_issue(DEFAULT_REPO, "x", "body")
     fake_github.add_user("maria")
     apply_plan(plan(), forge)
+    ours = fake_github.git(DEFAULT_REPO, "log", "-1", "--format=%B", BRANCH)
+    assert f"{TREE_TRAILER}: " in ours
     amended = fake_github.commit_files(
-        DEFAULT_REPO, BRANCH, {"scripts/x.py": "# mine\n"}, author="maria",
-        message="selfcorrect: x\n\nSelfcorrect-Run: a1b2c3\n")
+        DEFAULT_REPO, BRANCH, {"scripts/x.py": "# mine\n"}, author="maria", message=ours)
     applied = apply_plan(plan("print('again')\n"), forge)
     assert applied.held_back and "@maria" in applied.held_back
     assert fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"] == amended
+
+
+def test_a_reworded_commit_of_ours_is_built_on(fake_github: FakeGitHub,
+                                               forge: PyGithubForge) -> None:
+    """A person who only rewords our commit changed no file: nothing of theirs is lost by
+    committing on top, so the run is not held back."""
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    apply_plan(plan(), forge)
+    ours = fake_github.git(DEFAULT_REPO, "log", "-1", "--format=%B", BRANCH)
+    reworded = fake_github.commit_files(DEFAULT_REPO, BRANCH, {}, author="maria",
+                                        message="A better title\n\n" + ours)
+    applied = apply_plan(plan("print('again')\n"), forge)
+    assert applied.held_back is None and applied.commit_sha is not None
+    assert fake_github.git(DEFAULT_REPO, "rev-parse", f"{applied.commit_sha}^").strip() == (
+        reworded)
+
+
+def test_an_apps_own_branch_is_moved_on_its_next_run(fake_github: FakeGitHub,
+                                                     make_forge: MakeForge) -> None:
+    """A GitHub App's installation token: GET /user is refused, its commits carry its own
+    bot account. Its second run on the branch it made is not held back as a person's."""
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    app = make_forge(token=APP_TOKEN)
+    first = apply_plan(plan(), app)
+    second = apply_plan(plan("print('again')\n"), app)
+    assert second.held_back is None and second.commit_sha is not None
+    assert fake_github.git(DEFAULT_REPO, "rev-parse", f"{second.commit_sha}^").strip() == (
+        first.commit_sha)
+    (comment,) = fake_github.comments(DEFAULT_REPO, 1)  # found again, not made twice
+    assert comment.user == APP_LOGIN
+    (pull,) = fake_github.pulls(DEFAULT_REPO)
+    assert pull.user == APP_LOGIN
 
 
 def test_a_failed_draft_is_never_pushed_over_a_passing_pull_request(
