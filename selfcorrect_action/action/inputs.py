@@ -6,6 +6,7 @@ is checked with the input's own name in the error, the way a maintainer wrote it
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 from typing import Literal
@@ -25,6 +26,7 @@ class ActionInputs(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     github_token: str
+    bot_login: str | None = None
     model: str | None = None
     strong_model: str | None = None
     judge_model: str | None = None
@@ -77,6 +79,7 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
 
     values: dict[str, object] = {
         "github_token": token,
+        "bot_login": _login(get("bot-login")),
         **{name: setting(name) for name in ("model", "strong_model", "judge_model",
                                             "api_base", "llm_timeout_s", "llm_retries",
                                             "structured_output", "sandbox_image")},
@@ -94,6 +97,20 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         "plan_dir": _repo_path(get("plan-dir"), "plan-dir") or DEFAULT_PLAN_DIR,
     }
     return ActionInputs.model_validate(values)
+
+
+# GitHub logins: letters, digits and single hyphens; a GitHub App's bot adds "[bot]".
+_LOGIN = re.compile(r"[A-Za-z0-9](?:-?[A-Za-z0-9])*(?:\[bot\])?")
+
+
+def _login(raw: str | None) -> str | None:
+    if raw is None:
+        return None
+    if len(raw) > 60 or not _LOGIN.fullmatch(raw):
+        raise UsageError(f"input bot-login: {raw!r} is not a GitHub login",
+                         hint="pass the app's bot account, e.g. bot-login: "
+                         "${{ steps.app-token.outputs.app-slug }}[bot]")
+    return raw
 
 
 def _choice(raw: str, name: str, options: tuple[str, ...]) -> str:

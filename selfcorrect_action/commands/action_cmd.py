@@ -36,7 +36,7 @@ def run_action(environ: MutableMapping[str, str], *, cancel: CancelToken | None 
     from selfcorrect_action.github.pygithub_forge import PyGithubForge  # PyGithub on use only
 
     forge = PyGithubForge(context.repository, token=inputs.github_token,
-                          api_url=context.api_url)
+                          api_url=context.api_url, bot_login=inputs.bot_login)
     env = ActionEnv(context, inputs, forge, environ, secrets, say, cancel or CancelToken())
     trigger = trigger_for(context.event_name, context.event, trigger_label=inputs.trigger_label)
     if inputs.mode == "publish":

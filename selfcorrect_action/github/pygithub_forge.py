@@ -47,21 +47,40 @@ from selfcorrect_action.github.github_retry import Retrier, mentions
 T = TypeVar("T")
 
 DEFAULT_API_URL = "https://api.github.com"
-# Who GITHUB_TOKEN writes as; its installation token may not ask GitHub (GET /user is 403).
+# Who GITHUB_TOKEN writes as: the last resort when nothing tells us who the token is.
 ACTIONS_BOT = "github-actions[bot]"
+# The REST API version every request names (GitHub's X-GitHub-Api-Version), so a change of
+# GitHub's default version cannot change the shapes this module reads.
+API_VERSION = "2022-11-28"
+# GraphQL's `viewer` is the one question an installation token (GITHUB_TOKEN, a GitHub
+# App's) may ask about itself: REST's GET /user answers it 403.
+VIEWER_QUERY = "query { viewer { login } }"
 FILE_MODE = "100644"  # a regular, non-executable file: what every FileChange is
 PER_PAGE = 100  # GitHub's maximum: the fewest requests for comment and file lists
+
+
+class _VersionedToken(Auth.Token):
+    """A token that also names the API version on every request. PyGithub only gained
+    `Github(api_version=...)` in 2.10; this hook (Auth.authentication, which sets the
+    Authorization header) is there in every 2.x release the package allows."""
+
+    def authentication(self, headers: dict[str, Any]) -> None:
+        super().authentication(headers)
+        headers["X-GitHub-Api-Version"] = API_VERSION
 
 
 class PyGithubForge:
     """One GitHub repository, as `token` sees it. Constructing makes no request.
 
+    `bot_login` is the login the token writes as when the caller knows it (the action's
+    `bot-login` input: a GitHub App's `<slug>[bot]`); otherwise identity() asks GitHub.
     `sleep` and `clock` are injectable so tests do not wait; `jitter` gives the fraction
     (0 to 1) of each backoff step to wait. `timeout_s` is per request; PyGithub takes whole
     seconds only, so it is rounded up.
     """
 
     def __init__(self, repository: str, *, token: str, api_url: str = DEFAULT_API_URL,
+                 bot_login: str | None = None,
                  sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time,
                  jitter: Callable[[], float] = random.random,
@@ -82,14 +101,14 @@ class PyGithubForge:
                                 sleep=sleep, clock=clock, jitter=jitter,
                                 max_wait_s=max_wait_s)
         self._github = Github(
-            auth=Auth.Token(token), base_url=api, timeout=max(1, math.ceil(timeout_s)),
+            auth=_VersionedToken(token), base_url=api, timeout=max(1, math.ceil(timeout_s)),
             per_page=PER_PAGE, user_agent="selfcorrect", lazy=True,
             # Our Retrier retries; PyGithub's would replay POSTs. No throttling sleeps:
             # they would be real sleeps that tests cannot see.
             retry=None, seconds_between_requests=None, seconds_between_writes=None)
         self._repo = self._github.get_repo(repository)  # lazy: no request yet
         self._repo_seen = False
-        self._identity: str | None = None
+        self._identity: str | None = bot_login.strip() if bot_login else None
 
     @property
     def repository(self) -> str:
@@ -150,8 +169,10 @@ class PyGithubForge:
                               c.body or "") and _login(c.user).lower() == me.lower()))
 
     def identity(self) -> str:
-        """Learned from the first comment this forge made; else asked of GitHub (a user
-        token); else the Actions bot, whose installation token may not ask (403)."""
+        """The `bot_login` given; else the author of the first comment this forge made;
+        else asked of GitHub: GET /user for a person's token, GraphQL's `viewer` for an
+        installation token (GITHUB_TOKEN or a GitHub App's, which GET /user refuses); else
+        the Actions bot."""
         if self._identity is None:
             self._identity = self._call("asking GitHub who the token is", self._whoami)
         return self._identity
@@ -160,9 +181,17 @@ class PyGithubForge:
         try:
             return str(self._github.get_user().login)
         except GithubException as exc:
-            if exc.status in (401, 403, 404):
+            if exc.status not in (401, 403, 404):
+                raise
+        try:
+            _, data = self._github.requester.graphql_query(VIEWER_QUERY, {})
+        except GithubException as exc:
+            if exc.status in (400, 401, 403, 404):  # an old GHES, a GraphQL error
                 return ACTIONS_BOT
             raise
+        viewer = data.get("data", {}).get("viewer") if isinstance(data, Mapping) else None
+        login = viewer.get("login") if isinstance(viewer, Mapping) else None
+        return login if isinstance(login, str) and login.strip() else ACTIONS_BOT
 
     def branch_head(self, branch: str) -> Commit | None:
         def fetch() -> Commit | None:
@@ -173,6 +202,7 @@ class PyGithubForge:
                     return None
                 raise
             return Commit(sha=head.sha, message=head.commit.message,
+                          tree_sha=head.commit.tree.sha,
                           author_login=_login(head.author),
                           committer_login=_login(head.committer))
 
@@ -246,9 +276,9 @@ class PyGithubForge:
 
         self._call(f"removing the label {name!r} from #{number}", remove)
 
-    def commit_files(self, parent_sha: str, files: list[FileChange], message: str) -> str:
-        # Blobs, then a tree on the parent's tree, then the commit: each step is retried on
-        # its own, and all are content-addressed, so sending one again makes nothing new.
+    def write_tree(self, parent_sha: str, files: list[FileChange]) -> str:
+        # Blobs, then a tree on the parent's tree: each step is retried on its own, and all
+        # are content-addressed, so sending one again makes nothing new.
         parent: GitCommit = self._call(f"reading the commit {parent_sha[:7]}",
                                        lambda: self._repository().get_git_commit(parent_sha))
         blob_shas: dict[str, str] = {}
@@ -258,11 +288,21 @@ class PyGithubForge:
                     f"uploading {change.path}", functools.partial(self._blob, change.content))
         elements = [InputGitTreeElement(change.path, FILE_MODE, "blob",
                                         sha=blob_shas[change.content]) for change in files]
-        tree = self._call(f"writing the tree of {len(files)} file(s) on {parent_sha[:7]}",
-                          lambda: self._repository().create_git_tree(elements, parent.tree))
-        return self._call(f"writing the commit on {parent_sha[:7]}",
-                          lambda: self._repository().create_git_commit(message, tree,
-                                                                       [parent]).sha)
+        return self._call(f"writing the tree of {len(files)} file(s) on {parent_sha[:7]}",
+                          lambda: self._repository().create_git_tree(elements,
+                                                                     parent.tree).sha)
+
+    def write_commit(self, parent_sha: str, tree_sha: str, message: str) -> str:
+        def write() -> str:
+            repo = self._repository()
+            # By sha: PyGithub's create_git_commit wants the tree and parents as objects,
+            # which would cost a GET of each first.
+            _, data = repo.requester.requestJsonAndCheck(
+                "POST", f"{repo.url}/git/commits",
+                input={"message": message, "tree": tree_sha, "parents": [parent_sha]})
+            return str(data["sha"])
+
+        return self._call(f"writing the commit on {parent_sha[:7]}", write)
 
     def create_branch(self, branch: str, sha: str) -> None:
         doing = f"creating the branch {branch} at {sha[:7]}"

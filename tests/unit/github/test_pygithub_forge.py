@@ -14,6 +14,8 @@ import pytest
 from selfcorrect_action.github.forge import FileChange, Forge, ForgeError, Permission
 from selfcorrect_action.github.pygithub_forge import PyGithubForge
 from tests.fakes.github_server import (
+    APP_LOGIN,
+    APP_TOKEN,
     BOT_LOGIN,
     DEFAULT_REPO,
     READ_TOKEN,
@@ -164,6 +166,66 @@ def test_a_marker_in_someone_elses_comment_is_not_ours(
     assert forge.identity() == BOT_LOGIN
 
 
+# -- who the token is ------------------------------------------------------------------------
+
+def test_an_apps_installation_token_is_told_apart_from_the_actions_bot(
+    fake_github: FakeGitHub, make_forge: MakeForge
+) -> None:
+    """GET /user refuses an installation token; GraphQL's viewer names it. Before, the
+    forge took it for github-actions[bot] and missed the app's own comments."""
+    number = fake_github.add_issue(DEFAULT_REPO, "Task")
+    fake_github.add_comment(DEFAULT_REPO, number, "app's <!-- selfcorrect:report a -->",
+                            user=APP_LOGIN)
+    fake_github.add_comment(DEFAULT_REPO, number, "bot's <!-- selfcorrect:report a -->",
+                            user=BOT_LOGIN)
+    app = make_forge(token=APP_TOKEN)
+    found = app.find_comment(number, "<!-- selfcorrect:report a -->")
+    assert found is not None and found.author == APP_LOGIN
+    assert app.identity() == APP_LOGIN
+    assert [r.status for r in fake_github.requests_to("GET", "/user")] == [403]
+    assert len(fake_github.requests_to("POST", "/graphql")) == 1  # asked once, then known
+    actions = make_forge(token=WRITE_TOKEN)
+    found = actions.find_comment(number, "<!-- selfcorrect:report a -->")
+    assert found is not None and found.author == BOT_LOGIN
+
+
+def test_a_given_bot_login_is_taken_without_asking(fake_github: FakeGitHub,
+                                                   make_forge: MakeForge) -> None:
+    app = make_forge(token=APP_TOKEN, bot_login=APP_LOGIN)
+    assert app.identity() == APP_LOGIN
+    assert fake_github.requests == []
+
+
+def test_a_persons_token_is_its_user(fake_github: FakeGitHub, make_forge: MakeForge) -> None:
+    fake_github.add_token("ghp_maria_0123456789", "maria")
+    assert make_forge(token="ghp_maria_0123456789").identity() == "maria"
+    assert fake_github.requests_to("POST", "/graphql") == []
+
+
+def test_when_nothing_answers_who_the_token_is_its_first_comment_tells(
+    fake_github: FakeGitHub, make_forge: MakeForge
+) -> None:
+    """An Enterprise server without GraphQL: the Actions bot until the forge's first
+    comment shows who wrote it (GitHub's answer names the author and the app)."""
+    fake_github.fail("POST", "/graphql", 404, times=None)
+    number = fake_github.add_issue(DEFAULT_REPO, "Task")
+    app = make_forge(token=APP_TOKEN)
+    assert app.identity() == BOT_LOGIN
+    made = app.create_comment(number, "report <!-- selfcorrect:report b -->")
+    assert made.author == APP_LOGIN and app.identity() == APP_LOGIN
+    assert app.find_comment(number, "<!-- selfcorrect:report b -->") == made
+
+
+def test_every_request_names_the_api_version(fake_github: FakeGitHub,
+                                             make_forge: MakeForge) -> None:
+    forge = make_forge(token=APP_TOKEN)
+    forge.identity()
+    forge.default_branch()
+    forge.find_open_pull_request("selfcorrect/issue-1")
+    versions = {r.headers.get("x-github-api-version") for r in fake_github.requests}
+    assert versions == {"2022-11-28"}, versions
+
+
 def test_find_comment_reads_every_page(fake_github: FakeGitHub, forge: PyGithubForge) -> None:
     number = fake_github.add_issue(DEFAULT_REPO, "Busy")
     for i in range(250):
@@ -205,10 +267,15 @@ def test_a_label_made_meanwhile_is_success(fake_github: FakeGitHub, forge: PyGit
 
 # -- commits and branches -------------------------------------------------------------------
 
-def test_commit_files_create_branch_and_a_second_commit(fake_github: FakeGitHub,
+def commit(forge: PyGithubForge, parent: str, files: list[FileChange], message: str) -> str:
+    """A commit of `files` on `parent`, as apply.py makes one: the tree, then the commit."""
+    return forge.write_commit(parent, forge.write_tree(parent, files), message)
+
+
+def test_commits_create_branch_and_a_second_commit(fake_github: FakeGitHub,
                                                         forge: PyGithubForge) -> None:
     base = main_sha(fake_github)
-    first = forge.commit_files(base, [
+    first = commit(forge, base, [
         FileChange(path="tools/chart.py", content="print('chart')\n"),
         FileChange(path=".selfcorrect/runs/r1/AUDIT.md", content="# Audit ✓\n"),
         FileChange(path="tests/test_chart.py", content="print('chart')\n"),
@@ -226,7 +293,7 @@ def test_commit_files_create_branch_and_a_second_commit(fake_github: FakeGitHub,
     # The same content twice is one blob.
     assert len(fake_github.requests_to("POST", f"{REPO_PATH}/git/blobs")) == 2
 
-    second = forge.commit_files(first, [FileChange(path="tools/chart.py", content="v2\n")],
+    second = commit(forge, first, [FileChange(path="tools/chart.py", content="v2\n")],
                                 "selfcorrect: chart v2")
     forge.move_branch("selfcorrect/issue-1", second)
     assert show("selfcorrect/issue-1:tools/chart.py") == "v2\n"
@@ -251,9 +318,9 @@ def test_create_branch_twice(fake_github: FakeGitHub, forge: PyGithubForge) -> N
 
 def test_move_branch_after_a_human_pushed(fake_github: FakeGitHub, forge: PyGithubForge) -> None:
     base = main_sha(fake_github)
-    ours = forge.commit_files(base, [FileChange(path="a.py", content="1")], "selfcorrect: 1")
+    ours = commit(forge, base, [FileChange(path="a.py", content="1")], "selfcorrect: 1")
     forge.create_branch("selfcorrect/issue-2", ours)
-    mine = forge.commit_files(ours, [FileChange(path="a.py", content="2")], "selfcorrect: 2")
+    mine = commit(forge, ours, [FileChange(path="a.py", content="2")], "selfcorrect: 2")
     fake_github.add_user("octocat")
     human = fake_github.commit_files(DEFAULT_REPO, "selfcorrect/issue-2", {"fix.py": "ok"},
                                      author="octocat")
@@ -453,18 +520,18 @@ def test_branch_writes_applied_before_a_failure_succeed(fake_github: FakeGitHub,
     fake_github.fail("POST", f"{REPO_PATH}/git/refs", 502, after_apply=True)
     forge.create_branch("flaky", base)
     assert len(fake_github.requests_to("POST", f"{REPO_PATH}/git/refs")) == 1
-    after = forge.commit_files(base, [FileChange(path="f.txt", content="f")], "f")
+    after = commit(forge, base, [FileChange(path="f.txt", content="f")], "f")
     fake_github.fail("PATCH", f"{REPO_PATH}/git/refs/heads/flaky", 502, after_apply=True)
     forge.move_branch("flaky", after)
     assert fake_github.refs(DEFAULT_REPO)["refs/heads/flaky"] == after
     assert len(fake_github.requests_to("PATCH", f"{REPO_PATH}/git/refs/heads/flaky")) == 1
 
 
-def test_commit_files_retries_each_step(fake_github: FakeGitHub, forge: PyGithubForge,
+def test_commits_retry_each_step(fake_github: FakeGitHub, forge: PyGithubForge,
                                         waits: list[float]) -> None:
     fake_github.fail("POST", f"{REPO_PATH}/git/trees", 502, after_apply=True)
     fake_github.fail("POST", f"{REPO_PATH}/git/commits", 500)
-    sha = forge.commit_files(main_sha(fake_github), [FileChange(path="deep/er/f.txt",
+    sha = commit(forge, main_sha(fake_github), [FileChange(path="deep/er/f.txt",
                                                                 content="f")], "m")
     assert fake_github.git(DEFAULT_REPO, "show", f"{sha}:deep/er/f.txt") == "f"
     assert len(fake_github.requests_to("POST", f"{REPO_PATH}/git/blobs")) == 1
@@ -485,7 +552,8 @@ EVERY_METHOD: dict[str, Callable[[PyGithubForge, str], object]] = {
     "add_labels": lambda f, sha: f.add_labels(1, ["l"]),
     "remove_label": lambda f, sha: f.remove_label(1, "l"),
     "branch_head": lambda f, sha: f.branch_head("main"),
-    "commit_files": lambda f, sha: f.commit_files(sha, [FileChange(path="p", content="c")],
+    "write_tree": lambda f, sha: f.write_tree(sha, [FileChange(path="p", content="c")]),
+    "write_commit": lambda f, sha: f.write_commit(sha, "4b825dc642cb6eb9a060e54bf8d69288fbee4904",
                                                   "m"),
     "create_branch": lambda f, sha: f.create_branch("b", sha),
     "move_branch": lambda f, sha: f.move_branch("main", sha),
@@ -573,7 +641,7 @@ def test_the_pull_request_setting_is_named_when_github_refuses_the_pull_request(
     fake_github.fail("POST", f"{REPO_PATH}/pulls", 403, body={
         "message": "GitHub Actions is not permitted to create or approve pull requests.",
         "documentation_url": "https://docs.github.com/rest"})
-    sha = forge.commit_files(main_sha(fake_github), [FileChange(path="a.py", content="x")], "m")
+    sha = commit(forge, main_sha(fake_github), [FileChange(path="a.py", content="x")], "m")
     forge.create_branch("selfcorrect/issue-9", sha)
     error = raised(lambda: forge.create_pull_request(
         head_branch="selfcorrect/issue-9", base_branch="main", title="t", body="b",
