@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from tests.e2e.action.harness import MAINTAINER, OUTSIDER, REPLAY, SALES, SPEC, RunAction
-from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub, seeded
+from tests.fakes.github_server import DEFAULT_REPO, IDENTITIES, FakeGitHub, seeded
 
 
 @pytest.fixture(scope="session")
@@ -40,6 +40,13 @@ def github(tmp_path: Path) -> Iterator[FakeGitHub]:
     assert server.errors == [], "the GitHub stand-in crashed:\n" + "\n".join(server.errors)
 
 
-@pytest.fixture
-def act(action_image: str, github: FakeGitHub, tmp_path: Path) -> RunAction:
-    return RunAction(action_image, github, tmp_path / "runs")
+# GITHUB_TOKEN, and a GitHub App's installation token whose login the action finds itself
+# (tests/unit/action runs the bot-login input's variant too, without Docker).
+E2E_IDENTITIES = [identity for identity in IDENTITIES
+                  if identity.name in ("github-token", "app-token")]
+
+
+@pytest.fixture(params=E2E_IDENTITIES, ids=[identity.name for identity in E2E_IDENTITIES])
+def act(action_image: str, github: FakeGitHub, tmp_path: Path,
+        request: pytest.FixtureRequest) -> RunAction:
+    return RunAction(action_image, github, tmp_path / "runs", request.param)

@@ -12,7 +12,7 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from tests.e2e.action.runner import ActionRun, run_action
-from tests.fakes.github_server import DEFAULT_REPO, WRITE_TOKEN, FakeGitHub
+from tests.fakes.github_server import DEFAULT_REPO, IDENTITIES, FakeGitHub, Identity
 
 ROOT = Path(__file__).resolve().parents[3]
 SPEC = (ROOT / "examples/tasks/bar_chart.yml").read_text()
@@ -41,15 +41,21 @@ def runner_inputs(given: dict[str, str], *, token: str) -> dict[str, str]:
 class RunAction:
     """Runs the action's image for one event, in a fresh checkout of the stand-in's repo."""
 
-    def __init__(self, image: str, github: FakeGitHub, scratch: Path) -> None:
+    def __init__(self, image: str, github: FakeGitHub, scratch: Path,
+                 identity: Identity = IDENTITIES[0]) -> None:
         self.image, self.github, self.scratch = image, github, scratch
+        self.identity = identity
         self.runs = 0
         self.last_workspace = scratch
 
-    def __call__(self, event_name: str, event: dict[str, Any], *, token: str = WRITE_TOKEN,
+    def __call__(self, event_name: str, event: dict[str, Any], *, token: str | None = None,
                  ref: str = "main", env: dict[str, str] | None = None,
                  copy_in: dict[str, Path] | None = None, **given: str) -> ActionRun:
+        """`token`: the identity's own (write access) unless another is given."""
         self.runs += 1
+        token = token or self.identity.token
+        if self.identity.bot_login_input:
+            given.setdefault("bot_login", self.identity.bot_login_input)
         scratch = self.scratch / f"run-{self.runs}"
         workspace = checkout(self.github, scratch / "workspace", ref)
         for name, source in (copy_in or {}).items():

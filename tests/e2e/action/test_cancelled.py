@@ -14,7 +14,7 @@ import pytest
 from selfcorrect_action.report import load_run_json
 from tests.e2e.action.harness import MAINTAINER, SPEC, RunAction, checkout, runner_inputs
 from tests.e2e.action.runner import prepare
-from tests.fakes.github_server import DEFAULT_REPO, WRITE_TOKEN, FakeGitHub
+from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 from tests.fakes.openai_server import FakeOpenAIServer, Hang
 
 pytestmark = pytest.mark.docker
@@ -33,7 +33,7 @@ def test_sigterm_stops_the_action_publishes_nothing_and_exits_143(
                            event=github.event("workflow_dispatch", DEFAULT_REPO, sender=MAINTAINER),
                            inputs=runner_inputs({"model": "openai/local",
                                                  "api-base": server.api_base},
-                                                token=WRITE_TOKEN),
+                                                token=act.identity.token),
                            repository=DEFAULT_REPO, api_url=github.api_url)
         argv = [*prepared.argv[:2], "--name", name, *prepared.argv[2:]]
         child = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.e2e.action.harness import OUTSIDER, RunAction, labeled
-from tests.fakes.github_server import BOT_LOGIN, DEFAULT_REPO, FakeGitHub
+from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 
 pytestmark = pytest.mark.docker
 def test_a_labelled_issue_gets_a_pull_request_with_script_and_audit(
@@ -19,7 +19,7 @@ def test_a_labelled_issue_gets_a_pull_request_with_script_and_audit(
     assert run.returncode == 0, run.log
     (pull,) = github.pulls(DEFAULT_REPO)
     assert pull.head == f"{DEFAULT_REPO.split('/')[0]}:selfcorrect/issue-1"
-    assert pull.user == BOT_LOGIN and not pull.draft and pull.state == "open"
+    assert pull.user == act.identity.login and not pull.draft and pull.state == "open"
     assert "Closes #1" in (pull.body or "") and "replay" in (pull.body or "").lower()
     branch = "selfcorrect/issue-1"
     script = github.read_file(DEFAULT_REPO, branch, "scripts/sales_chart.py")

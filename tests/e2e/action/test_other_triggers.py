@@ -7,7 +7,7 @@ import pytest
 
 from selfcorrect_action.github.naming import approval_marker, body_digest
 from tests.e2e.action.harness import BODY, MAINTAINER, OUTSIDER, SPEC, RunAction, labeled
-from tests.fakes.github_server import BOT_LOGIN, DEFAULT_REPO, READ_TOKEN, FakeGitHub
+from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 
 pytestmark = pytest.mark.docker
 BRANCH = "selfcorrect/issue-1"
@@ -34,7 +34,7 @@ def test_a_retry_on_the_bots_pull_request_pushes_a_new_commit_there(
     head = github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"]
     assert head != first_head
     assert github.git(DEFAULT_REPO, "rev-parse", f"{head}^").strip() == first_head  # no force
-    reports = [c for c in github.comments(DEFAULT_REPO, number) if c.user == BOT_LOGIN]
+    reports = [c for c in github.comments(DEFAULT_REPO, number) if c.user == act.identity.login]
     assert reports and "label the axes" in reports[-1].body
 
 
@@ -42,7 +42,8 @@ def test_the_bots_own_comment_is_ignored_without_a_write(
     act: RunAction, github: FakeGitHub
 ) -> None:
     number = github.add_issue(DEFAULT_REPO, "x", BODY)
-    comment = github.add_comment(DEFAULT_REPO, number, "/selfcorrect retry", user=BOT_LOGIN)
+    comment = github.add_comment(DEFAULT_REPO, number, "/selfcorrect retry",
+                                 user=act.identity.login)
     event = github.event("issue_comment", DEFAULT_REPO, number=number, comment_id=comment)
     github.clear_requests()
     run = act("issue_comment", event)
@@ -123,7 +124,7 @@ def test_a_fork_pull_request_gets_annotations_when_it_cannot_get_a_comment(
     event = github.event("pull_request", DEFAULT_REPO, number=number, action="opened")
     ref = f"refs/pull/{number}/head"
     github.git(DEFAULT_REPO, "branch", "-f", "fork-head", github.refs(DEFAULT_REPO)[ref])
-    run = act("pull_request", event, token=READ_TOKEN, ref="fork-head")
+    run = act("pull_request", event, token=act.identity.read_token, ref="fork-head")
     assert run.returncode == 1, run.log
     assert "::error file=.selfcorrect/tasks/bar_chart.yml" in run.stdout
     assert "read-only token" in run.stdout
@@ -134,7 +135,7 @@ def test_the_split_recipe_plans_read_only_then_publishes(
     act: RunAction, github: FakeGitHub
 ) -> None:
     event = labeled(github)
-    planned = act("issues", event, token=READ_TOKEN, replay="replays", mode="plan")
+    planned = act("issues", event, token=act.identity.read_token, replay="replays", mode="plan")
     assert planned.returncode == 0, planned.log
     assert github.pulls(DEFAULT_REPO) == [] and github.comments(DEFAULT_REPO, 1) == []
     assert "write plan saved" in planned.stdout

@@ -18,8 +18,9 @@ from tests.e2e.action.harness import MAINTAINER, OUTSIDER, checkout, runner_inpu
 from tests.e2e.action.runner import read_outputs
 from tests.fakes.github_server import (  # noqa: F401  # fake_github: the fixture
     DEFAULT_REPO,
-    WRITE_TOKEN,
+    IDENTITIES,
     FakeGitHub,
+    Identity,
     fake_github,
 )
 from tests.unit.github.conftest import (  # noqa: F401  # fixtures
@@ -43,14 +44,19 @@ class Act:
     """Runs the action for one event in a fresh checkout of the stand-in's repository."""
 
     def __init__(self, github: FakeGitHub, scratch: Path,
-                 capsys: pytest.CaptureFixture[str]) -> None:
+                 capsys: pytest.CaptureFixture[str], identity: Identity) -> None:
         self.github, self.scratch, self.capsys = github, scratch, capsys
+        self.identity = identity
         self.runs = 0
 
-    def __call__(self, event_name: str, event: dict[str, Any], *, token: str = WRITE_TOKEN,
+    def __call__(self, event_name: str, event: dict[str, Any], *, token: str | None = None,
                  ref: str = "main", copy_plans_from: Path | None = None,
                  **given: str) -> InProcessRun:
+        """`token`: the identity's own (write access) unless another is given."""
         self.runs += 1
+        token = token or self.identity.token
+        if self.identity.bot_login_input:
+            given.setdefault("bot_login", self.identity.bot_login_input)
         scratch = self.scratch / f"run-{self.runs}"
         workspace = checkout(self.github, scratch / "workspace", ref)
         if copy_plans_from is not None:  # the publish job's downloaded plan artifact
@@ -87,7 +93,15 @@ def github(fake_github: FakeGitHub) -> FakeGitHub:  # noqa: F811  # the fixture 
     return fake_github
 
 
+@pytest.fixture(params=IDENTITIES, ids=[identity.name for identity in IDENTITIES])
+def identity(request: pytest.FixtureRequest) -> Identity:
+    """Every scenario runs as GITHUB_TOKEN and as a GitHub App's installation token (its
+    login found by asking GitHub, and given by the bot-login input)."""
+    chosen: Identity = request.param
+    return chosen
+
+
 @pytest.fixture
-def act(github: FakeGitHub, tmp_path: Path,
-        capsys: pytest.CaptureFixture[str]) -> Iterator[Act]:
-    yield Act(github, tmp_path / "runs", capsys)
+def act(github: FakeGitHub, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        identity: Identity) -> Iterator[Act]:
+    yield Act(github, tmp_path / "runs", capsys, identity)

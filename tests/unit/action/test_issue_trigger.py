@@ -14,7 +14,7 @@ import pytest
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.naming import approval_marker, body_digest, report_marker
 from tests.e2e.action.harness import MAINTAINER, OUTSIDER, ROOT
-from tests.fakes.github_server import DEFAULT_REPO, READ_TOKEN, FakeGitHub
+from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 from tests.unit.action.conftest import Act
 
 BODY = "Please greet.\n\n```yaml\nprompt: print hello\n```\n"
@@ -32,10 +32,11 @@ def _retry_event(github: FakeGitHub, number: int, text: str = "/selfcorrect retr
     return github.event("issue_comment", DEFAULT_REPO, number=number, comment_id=comment)
 
 
-def _approve(github: FakeGitHub, number: int, body: str = BODY) -> None:
+def _approve(act: Act, number: int, body: str = BODY) -> None:
     """What the labelled run leaves: the bot's report comment with the approved digest."""
-    github.add_comment(DEFAULT_REPO, number, f"{report_marker('run=1.1 task=x')}\n"
-                       f"{approval_marker(body_digest(body))}\nreport", user="github-actions[bot]")
+    act.github.add_comment(DEFAULT_REPO, number, f"{report_marker('run=1.1 task=x')}\n"
+                           f"{approval_marker(body_digest(body))}\nreport",
+                           user=act.identity.login)
 
 
 def test_a_labeler_without_write_access_is_refused_and_the_label_removed(
@@ -109,7 +110,7 @@ def test_in_mode_plan_a_refusal_is_planned_and_the_token_never_writes(
     act: Act, github: FakeGitHub
 ) -> None:
     github.clear_requests()
-    run = act("issues", _labeled(github, by=OUTSIDER), token=READ_TOKEN, mode="plan")
+    run = act("issues", _labeled(github, by=OUTSIDER), token=act.identity.read_token, mode="plan")
     assert (run.code, run.outputs["status"], run.outputs["has-plan"]) == (0, "refused", "true")
     assert [r for r in github.requests if r.method != "GET"] == []
     assert github.comments(DEFAULT_REPO, 1) == []
@@ -122,7 +123,7 @@ def test_a_retry_on_an_approved_issue_runs_it_with_the_guidance(
     act: Act, github: FakeGitHub
 ) -> None:
     number = github.add_issue(DEFAULT_REPO, "Greet", BODY, user=OUTSIDER)
-    _approve(github, number)
+    _approve(act, number)
     run = act("issue_comment", _retry_event(github, number, "/selfcorrect retry use print"))
     assert (run.code, run.outputs["status"]) == (2, "error")
     assert "task: issue #1 -> selfcorrect/issue-1" in run.stdout
@@ -133,7 +134,7 @@ def test_a_retry_from_someone_without_write_access_is_refused(
     act: Act, github: FakeGitHub
 ) -> None:
     number = github.add_issue(DEFAULT_REPO, "Greet", BODY, user=OUTSIDER)
-    _approve(github, number)
+    _approve(act, number)
     run = act("issue_comment", _retry_event(github, number, by=OUTSIDER))
     assert (run.code, run.outputs["status"]) == (0, "refused")
     last = github.comments(DEFAULT_REPO, number)[-1]
@@ -146,7 +147,7 @@ def test_a_retry_of_an_issue_edited_into_a_bad_spec_reports_its_problems(
 ) -> None:
     bad = "```yaml\nprompt: x\nkind: scirpt\n```\n"
     number = github.add_issue(DEFAULT_REPO, "Greet", bad, user=OUTSIDER)
-    _approve(github, number, bad)  # approved as it is: the text itself is wrong
+    _approve(act, number, bad)  # approved as it is: the text itself is wrong
     run = act("issue_comment", _retry_event(github, number))
     # (The exit code is 0 here but 1 for the same issue labelled: on_retry maps every
     # refusal to 0. Not pinned until that is decided.)
@@ -158,7 +159,7 @@ def test_a_retry_of_an_issue_edited_into_a_bad_spec_reports_its_problems(
 
 def test_the_bots_own_comment_is_ignored_without_a_write(act: Act, github: FakeGitHub) -> None:
     number = github.add_issue(DEFAULT_REPO, "Greet", BODY)
-    event = _retry_event(github, number, by="github-actions[bot]")
+    event = _retry_event(github, number, by=act.identity.login)
     github.clear_requests()
     run = act("issue_comment", event)
     assert (run.code, run.outputs["status"], run.outputs["has-plan"]) == (0, "ignored", "false")

@@ -15,7 +15,7 @@ from selfcorrect_action.github.naming import (
     report_marker,
 )
 from tests.e2e.action.harness import MAINTAINER, OUTSIDER
-from tests.fakes.github_server import BOT_LOGIN, DEFAULT_REPO, READ_TOKEN, FakeGitHub
+from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 from tests.unit.action.conftest import Act
 
 SPEC_PATH = ".selfcorrect/tasks/greet.yml"
@@ -68,7 +68,8 @@ def test_a_push_that_undoes_the_spec_change_clears_the_old_problems(
     github.add_branch(DEFAULT_REPO, "docs")
     github.commit_files(DEFAULT_REPO, "docs", {"README.md": "more\n"}, message="docs")
     number = github.add_pull(DEFAULT_REPO, "docs")
-    github.add_comment(DEFAULT_REPO, number, f"{VALIDATE_MARKER}\n1 problem", user=BOT_LOGIN)
+    github.add_comment(DEFAULT_REPO, number, f"{VALIDATE_MARKER}\n1 problem",
+                       user=act.identity.login)
     act("pull_request", _pull_event(github, number, "synchronize"), ref="docs")
     (comment,) = github.comments(DEFAULT_REPO, number)
     assert "1 problem" not in comment.body
@@ -83,7 +84,8 @@ def test_a_fork_gets_annotations_when_its_token_cannot_comment(
     number = github.add_pull(DEFAULT_REPO, f"{OUTSIDER}:main", title="fork", user=OUTSIDER)
     github.git(DEFAULT_REPO, "branch", "-f", "fork-head",
                github.refs(DEFAULT_REPO)[f"refs/pull/{number}/head"])
-    run = act("pull_request", _pull_event(github, number), token=READ_TOKEN, ref="fork-head")
+    run = act("pull_request", _pull_event(github, number), token=act.identity.read_token,
+              ref="fork-head")
     assert run.code == 1
     assert f"::error file={SPEC_PATH}" in run.stdout
     assert "::warning::could not comment on #1 (a pull request from a fork gets a read-only " \
@@ -91,10 +93,11 @@ def test_a_fork_gets_annotations_when_its_token_cannot_comment(
     assert github.comments(DEFAULT_REPO, number) == []
 
 
-def _bot_pull(github: FakeGitHub, body: str, *, branch: str = "selfcorrect/issue-1") -> int:
+def _bot_pull(act: Act, body: str, *, branch: str = "selfcorrect/issue-1") -> int:
+    github = act.github
     github.add_branch(DEFAULT_REPO, branch)
     github.commit_files(DEFAULT_REPO, branch, {"greet.py": "print('hi')\n"}, message="m")
-    return github.add_pull(DEFAULT_REPO, branch, body=body, user=BOT_LOGIN)
+    return github.add_pull(DEFAULT_REPO, branch, body=body, user=act.identity.login)
 
 
 def _retry(github: FakeGitHub, number: int, *, by: str = MAINTAINER) -> dict[str, Any]:
@@ -110,7 +113,7 @@ def _refusal(github: FakeGitHub, number: int) -> str:
 
 def test_a_retry_on_someone_elses_pull_request_is_refused(act: Act,
                                                           github: FakeGitHub) -> None:
-    number = _bot_pull(github, origin_marker("issue 1"), branch="feature")
+    number = _bot_pull(act, origin_marker("issue 1"), branch="feature")
     run = act("issue_comment", _retry(github, number))
     assert run.code == 0
     assert "this one's branch is feature" in _refusal(github, number)
@@ -131,7 +134,7 @@ def test_a_retry_on_a_pull_request_from_a_fork_is_refused(act: Act, github: Fake
 def test_a_retry_on_our_pull_request_without_its_origin_note_is_refused(
     act: Act, github: FakeGitHub
 ) -> None:
-    number = _bot_pull(github, "someone rewrote the description")
+    number = _bot_pull(act, "someone rewrote the description")
     act("issue_comment", _retry(github, number))
     assert "lost the hidden note" in _refusal(github, number)
 
@@ -141,14 +144,14 @@ def test_an_origin_with_a_superscript_digit_is_refused_not_a_crash(
 ) -> None:
     """A PR body edited to `issue ²`: str.isdigit says yes, int() refuses; the retry crashed
     with a traceback (issue 16, item 5)."""
-    number = _bot_pull(github, origin_marker("issue \u00b2"))
+    number = _bot_pull(act, origin_marker("issue \u00b2"))
     run = act("issue_comment", _retry(github, number))
     assert run.code == 0
     assert "is not a task selfcorrect can run again" in _refusal(github, number)
 
 
 def test_an_origin_outside_the_repository_is_not_run(act: Act, github: FakeGitHub) -> None:
-    number = _bot_pull(github, origin_marker("spec ../../etc/passwd"),
+    number = _bot_pull(act, origin_marker("spec ../../etc/passwd"),
                        branch="selfcorrect/task-x")
     act("issue_comment", _retry(github, number))
     assert "is not a task selfcorrect can run again" in _refusal(github, number)
@@ -158,7 +161,7 @@ def test_a_retry_on_a_spec_pull_request_reads_the_spec_and_reports_its_problems(
     act: Act, github: FakeGitHub
 ) -> None:
     github.commit_files(DEFAULT_REPO, "main", {SPEC_PATH: BAD}, message="spec")
-    number = _bot_pull(github, origin_marker(f"spec {SPEC_PATH}"),
+    number = _bot_pull(act, origin_marker(f"spec {SPEC_PATH}"),
                        branch="selfcorrect/task-greet")
     run = act("issue_comment", _retry(github, number))
     assert run.outputs["status"] == "invalid-spec"
@@ -168,7 +171,7 @@ def test_a_retry_on_a_spec_pull_request_reads_the_spec_and_reports_its_problems(
 def test_a_retry_on_a_spec_pull_request_runs_it_on_that_branch(act: Act,
                                                                github: FakeGitHub) -> None:
     github.commit_files(DEFAULT_REPO, "main", {SPEC_PATH: GOOD}, message="spec")
-    number = _bot_pull(github, origin_marker(f"spec {SPEC_PATH}"),
+    number = _bot_pull(act, origin_marker(f"spec {SPEC_PATH}"),
                        branch="selfcorrect/task-greet")
     run = act("issue_comment", _retry(github, number))
     assert (run.code, run.outputs["status"]) == (2, "error")  # no model: stops before the run
@@ -180,11 +183,11 @@ def test_a_retry_on_an_issue_pull_request_needs_the_issue_still_approved(
     act: Act, github: FakeGitHub
 ) -> None:
     issue = github.add_issue(DEFAULT_REPO, "Greet", ISSUE, user=OUTSIDER)
-    number = _bot_pull(github, origin_marker(f"issue {issue}"))
+    number = _bot_pull(act, origin_marker(f"issue {issue}"))
     act("issue_comment", _retry(github, number))
     assert f"issue #{issue} has no run started by its label" in _refusal(github, number)
     github.add_comment(DEFAULT_REPO, issue, f"{report_marker('run=1.1 task=x')}\n"
-                       f"{approval_marker(body_digest(ISSUE))}", user=BOT_LOGIN)
+                       f"{approval_marker(body_digest(ISSUE))}", user=act.identity.login)
     run = act("issue_comment", _retry(github, number))
     assert run.code == 2  # approved: it starts, and stops for want of a model
     assert f"task: issue #{issue} -> selfcorrect/issue-1" in run.stdout

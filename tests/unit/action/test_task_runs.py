@@ -13,10 +13,11 @@ import pytest
 
 from selfcorrect_action.action.context import ActionContext
 from selfcorrect_action.action.env import ActionEnv
-from selfcorrect_action.action.handlers import on_dispatch
+from selfcorrect_action.action.handlers import on_dispatch, on_issue_labeled
 from selfcorrect_action.action.inputs import ActionInputs
 from selfcorrect_action.errors import Interrupted
-from selfcorrect_action.github.events import Dispatch
+from selfcorrect_action.github.events import Dispatch, IssueLabeled
+from selfcorrect_action.github.naming import approval_marker, body_digest
 from selfcorrect_action.github.plan import RUNS_DIR
 from selfcorrect_action.report import load_run_json
 from selfcorrect_action.runs.cancel import CancelToken
@@ -111,3 +112,33 @@ def test_a_cancelled_job_publishes_nothing_and_starts_no_further_spec(
     state = load_run_json(runs[0].read_text())
     assert state.interrupted_by == "SIGTERM" and len(state.attempts) == 1
     assert engine.containers == {}
+
+
+def test_a_cancelled_issue_run_says_cancelled_on_the_issue_and_drops_its_running_label(
+        tmp_path: Path, make_forge: MakeForge, fake_github: FakeGitHub) -> None:
+    workspace = _workspace(tmp_path / "workspace", [])
+    prompt = "Print hello (issue)."
+    write_replay(workspace / "replays" / "issue-1.jsonl", prompt,
+                 [("generate", fenced("print('hello')"))] * 2)
+    body = f"```yaml\n{_spec(prompt)}\n```\n"
+    fake_github.add_collaborator(DEFAULT_REPO, "maria", "write")
+    number = fake_github.add_issue(DEFAULT_REPO, "Hello", body, labels=["selfcorrect"])
+    said: list[tuple[str, str]] = []
+    token = CancelToken()
+
+    def cancel_while_running(header: dict[str, object]) -> Reply:
+        token.cancel("SIGTERM")
+        return Reply(report={"exit_code": 0, "stdout": {"text": "bye\n", "total_bytes": 4}})
+
+    engine = FakeEngine(images={IMAGE: {}}, behaviour=cancel_while_running)
+    env = _env(workspace, make_forge, fake_github, engine, said, token)
+    trigger = IssueLabeled(repository=DEFAULT_REPO, actor="maria", number=number,
+                           title="Hello", body=body)
+    with pytest.raises(Interrupted):
+        on_issue_labeled(trigger, env)
+    (comment,) = fake_github.comments(DEFAULT_REPO, number)
+    assert "**Cancelled** (SIGTERM" in comment.body and "Nothing was published" in comment.body
+    assert "after 1 attempt." in comment.body and "Updated as the run goes" not in comment.body
+    assert approval_marker(body_digest(body)) in comment.body  # a retry may still run it
+    assert "selfcorrect:running" not in fake_github.labels(DEFAULT_REPO, number)
+    assert fake_github.pulls(DEFAULT_REPO) == []

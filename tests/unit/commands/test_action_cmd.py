@@ -14,7 +14,7 @@ from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.naming import approval_marker, body_digest, report_marker
 from selfcorrect_action.github.plan import PlannedComment, WritePlan
 from tests.e2e.action.harness import MAINTAINER, OUTSIDER
-from tests.fakes.github_server import DEFAULT_REPO, READ_TOKEN, WRITE_TOKEN, FakeGitHub
+from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 from tests.unit.action.conftest import Act
 
 BODY = "```yaml\nprompt: print hello\n```\n"
@@ -43,9 +43,9 @@ def test_the_publish_job_posts_what_the_read_only_job_planned(
     act: Act, github: FakeGitHub
 ) -> None:
     event = _labeled(github, by=OUTSIDER)
-    planned = act("issues", event, token=READ_TOKEN, mode="plan")
+    planned = act("issues", event, token=act.identity.read_token, mode="plan")
     assert github.comments(DEFAULT_REPO, 1) == []
-    published = act("issues", event, token=WRITE_TOKEN, mode="publish",
+    published = act("issues", event, mode="publish",
                     copy_plans_from=planned.workspace / "selfcorrect-plan")
     assert (published.code, published.outputs["status"]) == (0, "published")
     assert published.outputs["pr-url"] == ""
@@ -155,4 +155,4 @@ def test_the_token_is_taken_out_of_the_environment_once_read(
     act: Act, github: FakeGitHub
 ) -> None:
     run = act("issues", _labeled(github, by=OUTSIDER))
-    assert "INPUT_GITHUB-TOKEN" not in run.environ and WRITE_TOKEN not in run.stdout
+    assert "INPUT_GITHUB-TOKEN" not in run.environ and act.identity.token not in run.stdout
