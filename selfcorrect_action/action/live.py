@@ -75,6 +75,23 @@ class LiveComment:
             self._notice = message
         self._edit(force=False)
 
+    def cancelled(self, state: RunState) -> None:
+        """The run was interrupted (a cancelled job, its time limit): one last edit that
+        says so, and no live edit after it. Nothing is published for such a run."""
+        with self._writing, self._lock:
+            self._state = state
+            self._notice = ""
+            self._closed = True
+        body = self._body(final=False, cancelled=state.interrupted_by or "a cancel")
+        try:
+            if self._comment is None:
+                self._comment = self._forge.create_comment(self.number, body)
+            else:
+                self._forge.edit_comment(self._comment.id, body)
+        except ForgeError as exc:
+            log.warning("could not say on #%s that the run was cancelled: %s", self.number,
+                        exc.message)
+
     def final_body(self, state: RunState) -> str:
         """The last version of the comment, with the slot for the PR link (the plan). No
         live edit goes out after this: the plan's final edit is the last word."""
@@ -100,14 +117,16 @@ class LiveComment:
                 log.warning("could not update the live report on #%s: %s", self.number,
                             exc.message)
 
-    def _body(self, *, final: bool) -> str:
+    def _body(self, *, final: bool, cancelled: str = "") -> str:
         from selfcorrect_action.github.plan import PR_LINK_SLOT
 
         with self._lock:
             state, notice = self._state, self._notice
         summary = summary_markdown(state, secrets=self._secrets) if state else None
         return render("reports/live_comment.md.j2", summary=summary, notice=notice,
-                      final=final, pr_slot=PR_LINK_SLOT, usage=_usage(state), **self._context)
+                      final=final, pr_slot=PR_LINK_SLOT, usage=_usage(state),
+                      cancelled=cancelled, attempts=len(state.attempts) if state else 0,
+                      **self._context)
 
 
 def _usage(state: RunState | None) -> dict[str, str] | None:

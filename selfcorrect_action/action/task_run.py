@@ -103,7 +103,8 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
         # Not published (a cancelled job's run is not a result), but the comment says how
         # it ended, and its reports are in the workspace.
         if posting is not None:
-            posting.on_state(outcome.state)
+            posting.cancelled(outcome.state)
+            _drop_running(forge, task)
         outcome.raise_if_interrupted()
     assert outcome.published is not None and outcome.report_paths is not None
     plan, applied = outcome.published
@@ -195,6 +196,16 @@ def _set_running(forge: Forge, task: Task) -> None:
         forge.add_labels(task.comment_on, [LABEL_RUNNING])
     except ForgeError as exc:  # a label is a courtesy: the run goes on without it
         log.warning("could not label #%s as running: %s", task.comment_on, exc.message)
+
+
+def _drop_running(forge: Forge, task: Task) -> None:
+    """A cancelled run is not running any more; it is neither passed nor failed either."""
+    assert task.comment_on is not None
+    try:
+        forge.remove_label(task.comment_on, LABEL_RUNNING)
+    except ForgeError as exc:
+        log.warning("could not take the running label off #%s: %s", task.comment_on,
+                    exc.message)
 
 
 def _no_state(state: RunState) -> None:
