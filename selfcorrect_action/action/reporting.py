@@ -102,6 +102,7 @@ def finish(env: ActionEnv, outcomes: Sequence[TaskOutcome], *, failed_tasks: int
             summary=summary_markdown(outcome.state, secrets=env.secrets),
             pr_url=outcome.pr_url, audit=_relative(env, outcome),
             held_back=outcome.applied.held_back if outcome.applied else None,
+            no_pull=outcome.applied.no_pull_request if outcome.applied else None,
             planned=outcome.applied is None), secrets_=env.secrets)
     passed = all(o.state.status is Status.PASSED for o in outcomes) and not failed_tasks
     status = (outcomes[0].state.status.value if len(outcomes) == 1 and not failed_tasks
@@ -130,7 +131,8 @@ def _result(env: ActionEnv, outcome: TaskOutcome) -> dict[str, object]:
             "tokens": state.usage.tokens,
             "cost_usd": state.usage.cost_usd if state.usage.cost_known else None,
             "audit_path": _relative(env, outcome),
-            "held_back": outcome.applied.held_back if outcome.applied else None}
+            "held_back": outcome.applied.held_back if outcome.applied else None,
+            "no_pull_request": outcome.applied.no_pull_request if outcome.applied else None}
 
 
 def _relative(env: ActionEnv, outcome: TaskOutcome) -> str:

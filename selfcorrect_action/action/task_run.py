@@ -132,8 +132,8 @@ def _publish(plan: WritePlan, inputs: ActionInputs, context: ActionContext, forg
         say("publish", f"write plan saved to {path} (mode: plan; a later job applies it)")
         return None
     applied = apply_plan(plan, forge)
-    if applied.held_back:
-        say("publish", applied.held_back)
+    if applied.held_back or applied.no_pull_request:
+        say("publish", applied.held_back or applied.no_pull_request or "")
     elif applied.pull_request is not None:
         say("publish", f"pull request: {applied.pull_request.html_url}")
     elif state.status is not Status.PASSED:

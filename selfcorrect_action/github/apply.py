@@ -10,7 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from selfcorrect_action.github.forge import Commit, Forge, ForgeError, PullRequest
+from selfcorrect_action.github.forge import (
+    Commit,
+    DraftsRefused,
+    Forge,
+    ForgeError,
+    PullRequest,
+)
 from selfcorrect_action.github.naming import STATUS_LABELS, seal_holds, sealed
 from selfcorrect_action.github.plan import PR_LINK_SLOT, PlannedCommit, WritePlan
 from selfcorrect_action.templating import render
@@ -24,6 +30,14 @@ class Applied:
     # (or when the plan had none).
     held_back: str | None = None
     comment_url: str = ""
+    # Why a commit was made but no pull request opened (GitHub refused a draft); else None.
+    no_pull_request: str | None = None
+
+
+# Said when GitHub refuses the draft of a run that did not pass (draft-on-failure).
+DRAFTS_REFUSED = ("GitHub refuses draft pull requests in this repository (a private repository "
+                  "has them on GitHub Team and up), so the best attempt of this run, which "
+                  "did not pass, was not opened as one")
 
 
 def apply_plan(plan: WritePlan, forge: Forge) -> Applied:
@@ -31,17 +45,26 @@ def apply_plan(plan: WritePlan, forge: Forge) -> Applied:
         for name, (color, description) in STATUS_LABELS.items():
             forge.ensure_label(name, color=color, description=description)
     held_back = _over_a_passing_version(plan, forge)
-    commit_sha = None
+    commit_sha, created, no_pull = None, False, None
     if plan.commit and held_back is None:
-        commit_sha, held_back = _commit(plan.commit, forge)
+        commit_sha, held_back, created = _commit(plan.commit, forge)
     pull = None
     if plan.commit and plan.pull_request and commit_sha is not None:
-        pull = _pull_request(plan, forge)
+        try:
+            pull = _pull_request(plan, forge)
+        except DraftsRefused:
+            if created and forge.delete_branch(plan.commit.branch, commit_sha):
+                # A branch made for this draft alone would be a half-made result that no
+                # pull request explains.
+                commit_sha, held_back = None, f"{DRAFTS_REFUSED}; the branch made for it " \
+                    "was removed again"
+            else:
+                no_pull = f"{DRAFTS_REFUSED}; it is on the branch {plan.commit.branch}"
     comment_url = ""
     if plan.comment is not None:
         wanted_draft = plan.pull_request.draft if plan.pull_request else False
         body = plan.comment.body.replace(PR_LINK_SLOT, render(
-            "reports/publish_result.md.j2", pull=pull, held_back=held_back,
+            "reports/publish_result.md.j2", pull=pull, held_back=held_back, no_pull=no_pull,
             stale_draft=pull is not None and pull.draft and not wanted_draft).strip())
         existing = forge.find_comment(plan.comment.number, plan.comment.marker)
         comment = (forge.edit_comment(existing.id, body) if existing
@@ -51,17 +74,19 @@ def apply_plan(plan: WritePlan, forge: Forge) -> Applied:
         forge.add_labels(plan.labels.number, plan.labels.add)
         for name in plan.labels.remove:
             forge.remove_label(plan.labels.number, name)
-    return Applied(pull, commit_sha, held_back, comment_url)
+    return Applied(pull, commit_sha, held_back, comment_url, no_pull)
 
 
-def _commit(planned: PlannedCommit, forge: Forge) -> tuple[str | None, str | None]:
+def _commit(planned: PlannedCommit, forge: Forge) -> tuple[str | None, str | None, bool]:
+    """The commit's sha (None when held back), why it was held back, and whether the
+    branch was created for it."""
     head = forge.branch_head(planned.branch)
     if head is not None and not made_by_us(head):
         who = (f"@{head.committer_login or head.author_login}"
                if head.committer_login or head.author_login else "someone")
         return None, (f"{planned.branch} has a newer commit by {who} ({head.sha[:7]}) that "
                       "selfcorrect did not make; it was left untouched and this run's "
-                      "script was not committed")
+                      "script was not committed"), False
     if head is None:
         base = forge.branch_head(planned.base_branch)
         if base is None:
@@ -70,10 +95,10 @@ def _commit(planned: PlannedCommit, forge: Forge) -> tuple[str | None, str | Non
                              "or leave it empty for the repository's default branch")
         sha = _write(forge, base.sha, planned)
         forge.create_branch(planned.branch, sha)
-        return sha, None
+        return sha, None, True
     sha = _write(forge, head.sha, planned)
     forge.move_branch(planned.branch, sha)
-    return sha, None
+    return sha, None, False
 
 
 def _write(forge: Forge, parent_sha: str, planned: PlannedCommit) -> str:

@@ -28,6 +28,11 @@ class ForgeError(SelfcorrectError):
         self.status = status
 
 
+class DraftsRefused(ForgeError):
+    """GitHub refuses draft pull requests in this repository: a private one on GitHub Free
+    or Pro. It says so only when asked for one; no API tells beforehand."""
+
+
 class _Record(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -152,10 +157,17 @@ class Forge(Protocol):
         """Fast-forward `branch` to `sha`: never forced, so no commit on it is lost."""
         ...
 
+    def delete_branch(self, branch: str, sha: str) -> bool:
+        """Delete `branch` if it still points at `sha` (nobody pushed to it since); whether
+        it is gone afterwards."""
+        ...
+
     def find_open_pull_request(self, head_branch: str) -> PullRequest | None: ...
 
     def create_pull_request(self, *, head_branch: str, base_branch: str, title: str,
-                            body: str, draft: bool) -> PullRequest: ...
+                            body: str, draft: bool) -> PullRequest:
+        """DraftsRefused when a draft is asked for where GitHub has none."""
+        ...
 
     def edit_pull_request(self, number: int, *, title: str, body: str) -> PullRequest: ...
 

@@ -36,6 +36,7 @@ from github.Repository import Repository
 from selfcorrect_action.github.forge import (
     Comment,
     Commit,
+    DraftsRefused,
     FileChange,
     ForgeError,
     Issue,
@@ -352,8 +353,26 @@ class PyGithubForge:
 
         self._call(doing, move)
 
+    def delete_branch(self, branch: str, sha: str) -> bool:
+        def delete() -> bool:
+            current = self._ref_sha(branch)
+            if current is None:
+                return True
+            if current != sha:
+                return False  # someone pushed to it meanwhile: theirs to remove
+            try:
+                self._repository().get_git_ref(f"heads/{branch}").delete()
+            except GithubException as exc:
+                if not mentions(exc, 422, "reference does not exist"):
+                    raise
+            return True
+
+        return self._call(f"deleting the branch {branch}", delete)
+
     def create_pull_request(self, *, head_branch: str, base_branch: str, title: str,
                             body: str, draft: bool) -> PullRequest:
+        doing = f"creating the pull request for {head_branch}"
+
         def create() -> PullRequest:
             try:
                 return _pull(self._repository().create_pull(
@@ -363,10 +382,15 @@ class PyGithubForge:
                     existing = self._open_pull(head_branch)
                     if existing is not None:
                         return existing
+                if draft and mentions(exc, 422, "draft pull requests are not supported"):
+                    error = self._retrier.translate(
+                        doing, exc, hint="GitHub Free and Pro have draft pull requests in "
+                        "public repositories only; set draft-on-failure: false, or move the "
+                        "repository to a plan with drafts in private repositories")
+                    raise DraftsRefused(error.message, status=422, hint=error.hint) from exc
                 raise
 
-        return self._call(f"creating the pull request for {head_branch}", create,
-                          reconcile=lambda: self._open_pull(head_branch))
+        return self._call(doing, create, reconcile=lambda: self._open_pull(head_branch))
 
     def edit_pull_request(self, number: int, *, title: str, body: str) -> PullRequest:
         def edit() -> PullRequest:

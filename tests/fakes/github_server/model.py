@@ -145,6 +145,12 @@ class Repo:
     comments: dict[int, Comment] = field(default_factory=dict)
     collaborators: dict[str, str] = field(default_factory=dict)  # lower login → role
     next_number: int = 1
+    plan: str = "free"  # the owner's GitHub plan: free, pro, team or enterprise
+
+    @property
+    def drafts_supported(self) -> bool:
+        """Draft pull requests: every public repository; private ones on Team and up."""
+        return not self.private or self.plan in ("team", "enterprise")
 
     @property
     def owner(self) -> str:

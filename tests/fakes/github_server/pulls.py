@@ -7,6 +7,7 @@ from .model import Issue, PullInfo, Repo, State
 from .routing import ApiError, validation_failed
 
 DOC_CREATE = "https://docs.github.com/rest/pulls/pulls#create-a-pull-request"
+DRAFTS_REFUSED = "Draft pull requests are not supported in this repository."
 
 
 def pull_ref(number: int) -> str:
@@ -107,6 +108,10 @@ def open_pull(state: State, repo: Repo, user: str, *, head: str, base: str, titl
     if not ahead:
         raise validation_failed("PullRequest", "custom",
                                 message=f"No commits between {base} and {head}", doc=DOC_CREATE)
+    if draft and not repo.drafts_supported:
+        # GitHub Free and Pro: drafts in public repositories only. GitHub says so only
+        # here, after the branch exists: no API tells a client beforehand.
+        raise ApiError(422, DRAFTS_REFUSED, doc=DOC_CREATE)
     issue = state.open_issue(repo, title, body, user)
     issue.pull = PullInfo(state.next_id(), source.full_name, branch, base, draft,
                           maintainer_can_modify)

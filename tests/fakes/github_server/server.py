@@ -134,12 +134,13 @@ class FakeGitHub:
 
     def add_repo(self, full_name: str, *, default_branch: str = "main", private: bool = False,
                  fork_of: str | None = None, description: str | None = None,
-                 owner_type: str = "User",
+                 owner_type: str = "User", plan: str = "free",
                  files: Mapping[str, str | bytes] | None = None) -> Path:
         """A repository and its bare git repo; returns the bare repo's path.
 
         Without ``files`` it gets one commit with a README.md (``files={}`` leaves it empty,
-        which GitHub answers with 409s). A fork starts with its parent's branches.
+        which GitHub answers with 409s). A fork starts with its parent's branches. ``plan``
+        is the owner's GitHub plan: a private repository on free or pro refuses drafts.
         """
         owner, _, name = full_name.partition("/")
         if not owner or not name or "/" in name:
@@ -154,7 +155,7 @@ class FakeGitHub:
             path = self.root / owner / f"{name}.git"
             repo = Repo(full_name, self.state.next_id(), private, default_branch,
                         GitStore.init(path, default_branch), self.state.now(), description,
-                        fork_of)
+                        fork_of, plan=plan)
             self.state.repos[full_name.lower()] = repo
             if parent is not None:
                 repo.git.fetch(parent.git.path, "refs/heads/*", "refs/heads/*")
@@ -162,6 +163,12 @@ class FakeGitHub:
                 self.commit_files(full_name, default_branch,
                                   files or {"README.md": f"# {name}\n"}, message="Initial commit")
             return path
+
+    def set_visibility(self, repo: str, *, private: bool, plan: str = "free") -> None:
+        """Make a repository private or public, on its owner's plan (drafts depend on it)."""
+        with self.state.lock:
+            found = self._repo(repo)
+            found.private, found.plan = private, plan
 
     def commit_files(self, repo: str, branch: str, files: Mapping[str, str | bytes | None], *,
                      message: str = "Update files", start_from: str | None = None,

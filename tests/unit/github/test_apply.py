@@ -157,3 +157,52 @@ def test_a_failed_draft_is_never_pushed_over_a_passing_pull_request(
     assert fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"] == head
     (comment,) = fake_github.comments(DEFAULT_REPO, 1)
     assert "Not committed" in comment.body and "Remove or move" not in comment.body
+
+
+def _failed(content: str = "print('best try')\n") -> WritePlan:
+    failed = plan(content)
+    return failed.model_copy(update={"status": "exhausted", "pull_request":
+                                     failed.pull_request.model_copy(  # type: ignore[union-attr]
+                                         update={"draft": True}),
+                                     "labels": status_labels(1, passed=False)})
+
+
+def test_a_draft_github_refuses_leaves_no_half_made_branch_and_says_why(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    """A private repository on GitHub Free: drafts are refused only once the branch exists.
+    The branch made for the draft goes again; the comment says why there is no PR."""
+    fake_github.set_visibility(DEFAULT_REPO, private=True, plan="free")
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    applied = apply_plan(_failed(), forge)
+    assert applied.pull_request is None and applied.commit_sha is None
+    assert applied.held_back and "refuses draft pull requests" in applied.held_back
+    assert f"refs/heads/{BRANCH}" not in fake_github.refs(DEFAULT_REPO)
+    assert fake_github.pulls(DEFAULT_REPO) == []
+    (comment,) = fake_github.comments(DEFAULT_REPO, 1)
+    assert "refuses draft pull requests" in comment.body and "was removed" in comment.body
+    assert "selfcorrect:failed" in fake_github.labels(DEFAULT_REPO, 1)
+
+
+def test_a_refused_draft_keeps_a_branch_that_was_there_before(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    # An earlier run's commit on the branch, its pull request gone.
+    apply_plan(plan().model_copy(update={"pull_request": None}), forge)
+    fake_github.set_visibility(DEFAULT_REPO, private=True, plan="pro")
+    applied = apply_plan(_failed(), forge)
+    assert applied.held_back is None and applied.pull_request is None
+    assert applied.no_pull_request and f"it is on the branch {BRANCH}" in (
+        applied.no_pull_request)
+    assert fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"] == applied.commit_sha
+    (comment,) = fake_github.comments(DEFAULT_REPO, 1)
+    assert "**No pull request:** GitHub refuses draft pull requests" in comment.body
+
+
+def test_drafts_on_a_team_plan_are_opened(fake_github: FakeGitHub,
+                                          forge: PyGithubForge) -> None:
+    fake_github.set_visibility(DEFAULT_REPO, private=True, plan="team")
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    applied = apply_plan(_failed(), forge)
+    assert applied.pull_request is not None and applied.pull_request.draft

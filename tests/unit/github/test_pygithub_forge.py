@@ -11,7 +11,13 @@ from collections.abc import Callable
 
 import pytest
 
-from selfcorrect_action.github.forge import FileChange, Forge, ForgeError, Permission
+from selfcorrect_action.github.forge import (
+    DraftsRefused,
+    FileChange,
+    Forge,
+    ForgeError,
+    Permission,
+)
 from selfcorrect_action.github.pygithub_forge import PyGithubForge
 from tests.fakes.github_server import (
     APP_LOGIN,
@@ -305,6 +311,33 @@ def test_commits_create_branch_and_a_second_commit(fake_github: FakeGitHub,
     forge.move_branch("selfcorrect/issue-1", second)  # already there: nothing to do
 
 
+def test_a_branch_is_deleted_only_where_it_still_points(fake_github: FakeGitHub,
+                                                         forge: PyGithubForge) -> None:
+    base = main_sha(fake_github)
+    forge.create_branch("selfcorrect/gone", base)
+    assert forge.delete_branch("selfcorrect/gone", base)
+    assert "refs/heads/selfcorrect/gone" not in fake_github.refs(DEFAULT_REPO)
+    assert forge.delete_branch("selfcorrect/gone", base)  # already gone: fine
+    forge.create_branch("selfcorrect/kept", base)
+    pushed = fake_github.commit_files(DEFAULT_REPO, "selfcorrect/kept", {"mine.py": "x"})
+    assert not forge.delete_branch("selfcorrect/kept", base)
+    assert fake_github.refs(DEFAULT_REPO)["refs/heads/selfcorrect/kept"] == pushed
+
+
+def test_a_refused_draft_is_its_own_error(fake_github: FakeGitHub,
+                                          forge: PyGithubForge) -> None:
+    fake_github.set_visibility(DEFAULT_REPO, private=True, plan="free")
+    sha = commit(forge, main_sha(fake_github), [FileChange(path="a.py", content="x")], "m")
+    forge.create_branch("selfcorrect/issue-3", sha)
+    with pytest.raises(DraftsRefused) as caught:
+        forge.create_pull_request(head_branch="selfcorrect/issue-3", base_branch="main",
+                                  title="t", body="b", draft=True)
+    assert caught.value.status == 422 and "GitHub Free and Pro" in (caught.value.hint or "")
+    made = forge.create_pull_request(head_branch="selfcorrect/issue-3", base_branch="main",
+                                     title="t", body="b", draft=False)
+    assert not made.draft
+
+
 def test_create_branch_twice(fake_github: FakeGitHub, forge: PyGithubForge) -> None:
     base = main_sha(fake_github)
     other = fake_github.commit_files(DEFAULT_REPO, "elsewhere", {"x": "x"})
@@ -557,6 +590,7 @@ EVERY_METHOD: dict[str, Callable[[PyGithubForge, str], object]] = {
                                                   "m"),
     "create_branch": lambda f, sha: f.create_branch("b", sha),
     "move_branch": lambda f, sha: f.move_branch("main", sha),
+    "delete_branch": lambda f, sha: f.delete_branch("main", sha),
     "find_open_pull_request": lambda f, sha: f.find_open_pull_request("b"),
     "create_pull_request": lambda f, sha: f.create_pull_request(
         head_branch="b", base_branch="main", title="t", body="b", draft=False),
