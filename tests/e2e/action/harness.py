@@ -23,7 +23,9 @@ BODY = f"Please make the sales chart.\n\n```yaml\n{SPEC}```\n"
 
 
 def checkout(github: FakeGitHub, into: Path, ref: str = "main") -> Path:
-    """What actions/checkout leaves: the repository at `ref`, in the workspace."""
+    """What actions/checkout leaves with `persist-credentials: false`, as every example
+    workflow checks out: the repository at `ref`, in the workspace, and no token in its git
+    config (the action writes through the API, never with git)."""
     subprocess.run(["git", "clone", "-q", "--branch", ref, str(github.repo_path(DEFAULT_REPO)),
                     str(into)], check=True)
     return into
