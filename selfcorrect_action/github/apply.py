@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from selfcorrect_action.github.branch_lock import DEFAULT_TIMING, LockTiming, branch_lock
 from selfcorrect_action.github.forge import (
     Commit,
     DraftsRefused,
@@ -40,26 +41,24 @@ DRAFTS_REFUSED = ("GitHub refuses draft pull requests in this repository (a priv
                   "did not pass, was not opened as one")
 
 
-def apply_plan(plan: WritePlan, forge: Forge) -> Applied:
+def apply_plan(plan: WritePlan, forge: Forge, *,
+               lock_timing: LockTiming = DEFAULT_TIMING) -> Applied:
     if plan.labels is not None:
         for name, (color, description) in STATUS_LABELS.items():
             forge.ensure_label(name, color=color, description=description)
     held_back = _over_a_passing_version(plan, forge)
-    commit_sha, created, no_pull = None, False, None
+    commit_sha, pull, no_pull = None, None, None
     if plan.commit and held_back is None:
-        commit_sha, held_back, created = _commit(plan.commit, forge)
-    pull = None
-    if plan.commit and plan.pull_request and commit_sha is not None:
-        try:
-            pull = _pull_request(plan, forge)
-        except DraftsRefused:
-            if created and forge.delete_branch(plan.commit.branch, commit_sha):
-                # A branch made for this draft alone would be a half-made result that no
-                # pull request explains.
-                commit_sha, held_back = None, f"{DRAFTS_REFUSED}; the branch made for it " \
-                    "was removed again"
-            else:
-                no_pull = f"{DRAFTS_REFUSED}; it is on the branch {plan.commit.branch}"
+        base = forge.branch_head(plan.commit.base_branch)
+        if base is None:
+            raise ForgeError(f"the base branch {plan.commit.base_branch!r} does not exist",
+                             hint="set the action's base-branch input to an existing branch, "
+                             "or leave it empty for the repository's default branch")
+        # Another run (a retry on the pull request, a new label on its issue) may be
+        # writing this branch right now: one after the other, each on the other's commit.
+        with branch_lock(forge, plan.commit.branch, anchor_sha=base.sha,
+                         holder=f"{plan.task}, run {plan.run_id or '?'}", timing=lock_timing):
+            commit_sha, held_back, pull, no_pull = _publish_branch(plan, base.sha, forge)
     comment_url = ""
     if plan.comment is not None:
         wanted_draft = plan.pull_request.draft if plan.pull_request else False
@@ -77,7 +76,28 @@ def apply_plan(plan: WritePlan, forge: Forge) -> Applied:
     return Applied(pull, commit_sha, held_back, comment_url, no_pull)
 
 
-def _commit(planned: PlannedCommit, forge: Forge) -> tuple[str | None, str | None, bool]:
+def _publish_branch(plan: WritePlan, base_sha: str, forge: Forge
+                    ) -> tuple[str | None, str | None, PullRequest | None, str | None]:
+    """The commit and the pull request: the commit's sha, why it was held back, the pull
+    request, and why there is none although the commit was made."""
+    assert plan.commit is not None
+    commit_sha, held_back, created = _commit(plan.commit, base_sha, forge)
+    if commit_sha is None or plan.pull_request is None:
+        return commit_sha, held_back, None, None
+    try:
+        return commit_sha, None, _pull_request(plan, forge), None
+    except DraftsRefused:
+        if created and forge.delete_ref(f"refs/heads/{plan.commit.branch}", commit_sha):
+            # A branch made for this draft alone would be a half-made result that no pull
+            # request explains.
+            return None, f"{DRAFTS_REFUSED}; the branch made for it was removed again", \
+                None, None
+        return commit_sha, None, None, f"{DRAFTS_REFUSED}; it is on the branch " \
+            f"{plan.commit.branch}"
+
+
+def _commit(planned: PlannedCommit, base_sha: str, forge: Forge
+            ) -> tuple[str | None, str | None, bool]:
     """The commit's sha (None when held back), why it was held back, and whether the
     branch was created for it."""
     head = forge.branch_head(planned.branch)
@@ -88,12 +108,7 @@ def _commit(planned: PlannedCommit, forge: Forge) -> tuple[str | None, str | Non
                       "selfcorrect did not make; it was left untouched and this run's "
                       "script was not committed"), False
     if head is None:
-        base = forge.branch_head(planned.base_branch)
-        if base is None:
-            raise ForgeError(f"the base branch {planned.base_branch!r} does not exist",
-                             hint="set the action's base-branch input to an existing branch, "
-                             "or leave it empty for the repository's default branch")
-        sha = _write(forge, base.sha, planned)
+        sha = _write(forge, base_sha, planned)
         forge.create_branch(planned.branch, sha)
         return sha, None, True
     sha = _write(forge, head.sha, planned)

@@ -157,9 +157,26 @@ class Forge(Protocol):
         """Fast-forward `branch` to `sha`: never forced, so no commit on it is lost."""
         ...
 
-    def delete_branch(self, branch: str, sha: str) -> bool:
-        """Delete `branch` if it still points at `sha` (nobody pushed to it since); whether
-        it is gone afterwards."""
+    def read_commit(self, sha: str) -> Commit: ...
+
+    def read_ref(self, ref: str) -> Commit | None:
+        """The commit a full ref name (`refs/...`) points at; None when there is no such
+        ref."""
+        ...
+
+    def create_ref(self, ref: str, sha: str) -> bool:
+        """Create `ref` at `sha`; False when it exists already (GitHub makes a ref for one
+        caller only, which is what locks are built on)."""
+        ...
+
+    def advance_ref(self, ref: str, sha: str) -> bool:
+        """Fast-forward `ref` to `sha`; False when it is not a fast-forward (the ref moved
+        meanwhile) or the ref is gone."""
+        ...
+
+    def delete_ref(self, ref: str, sha: str) -> bool:
+        """Delete `ref` if it still points at `sha` (nobody moved it since); whether it is
+        gone afterwards."""
         ...
 
     def find_open_pull_request(self, head_branch: str) -> PullRequest | None: ...

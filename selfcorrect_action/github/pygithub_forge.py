@@ -353,21 +353,69 @@ class PyGithubForge:
 
         self._call(doing, move)
 
-    def delete_branch(self, branch: str, sha: str) -> bool:
+    def read_commit(self, sha: str) -> Commit:
+        def fetch() -> Commit:
+            found = self._repository().get_git_commit(sha)
+            return Commit(sha=found.sha, message=found.message, tree_sha=found.tree.sha)
+
+        return self._call(f"reading the commit {sha[:7]}", fetch)
+
+    def read_ref(self, ref: str) -> Commit | None:
+        def fetch() -> Commit | None:
+            sha = self._ref_target(ref)
+            if sha is None:
+                return None
+            found = self._repository().get_git_commit(sha)
+            return Commit(sha=found.sha, message=found.message, tree_sha=found.tree.sha)
+
+        return self._call(f"reading {ref}", fetch)
+
+    def create_ref(self, ref: str, sha: str) -> bool:
+        def create() -> bool:
+            try:
+                self._repository().create_git_ref(ref, sha)
+            except GithubException as exc:
+                if mentions(exc, 422, "reference already exists"):
+                    return self._ref_target(ref) == sha  # ours, from an attempt that failed
+                raise
+            return True
+
+        return self._call(f"creating {ref}", create,
+                          reconcile=lambda: True if self._ref_target(ref) == sha else None)
+
+    def advance_ref(self, ref: str, sha: str) -> bool:
+        def advance() -> bool:
+            repo = self._repository()
+            try:
+                repo.requester.requestJsonAndCheck(
+                    "PATCH", f"{repo.url}/git/{_ref_path(ref)}", input={"sha": sha,
+                                                                      "force": False})
+            except GithubException as exc:
+                if mentions(exc, 422, "fast forward") or mentions(
+                        exc, 422, "reference does not exist"):
+                    return self._ref_target(ref) == sha  # ours, from an attempt that failed
+                raise
+            return True
+
+        return self._call(f"moving {ref}", advance)
+
+    def delete_ref(self, ref: str, sha: str) -> bool:
         def delete() -> bool:
-            current = self._ref_sha(branch)
+            current = self._ref_target(ref)
             if current is None:
                 return True
             if current != sha:
-                return False  # someone pushed to it meanwhile: theirs to remove
+                return False  # someone moved it meanwhile: theirs now
+            repo = self._repository()
             try:
-                self._repository().get_git_ref(f"heads/{branch}").delete()
+                repo.requester.requestJsonAndCheck("DELETE",
+                                                   f"{repo.url}/git/{_ref_path(ref)}")
             except GithubException as exc:
                 if not mentions(exc, 422, "reference does not exist"):
                     raise
             return True
 
-        return self._call(f"deleting the branch {branch}", delete)
+        return self._call(f"deleting {ref}", delete)
 
     def create_pull_request(self, *, head_branch: str, base_branch: str, title: str,
                             body: str, draft: bool) -> PullRequest:
@@ -437,12 +485,20 @@ class PyGithubForge:
         return None
 
     def _ref_sha(self, branch: str) -> str | None:
+        return self._ref_target(f"refs/heads/{branch}")
+
+    def _ref_target(self, ref: str) -> str | None:
+        repo = self._repository()
         try:
-            return self._repository().get_git_ref(f"heads/{branch}").object.sha
+            _, data = repo.requester.requestJsonAndCheck(
+                "GET", f"{repo.url}/git/{_ref_path(ref).replace('refs/', 'ref/', 1)}")
         except GithubException as exc:
             if exc.status == 404:
                 return None
             raise
+        target = data.get("object") if isinstance(data, Mapping) else None
+        sha = target.get("sha") if isinstance(target, Mapping) else None
+        return sha if isinstance(sha, str) else None
 
     def _blob(self, text: str) -> str:
         return self._repository().create_git_blob(text, "utf-8").sha
@@ -467,6 +523,11 @@ class PyGithubForge:
             raise self._retrier.forge_error(
                 f"reading {path} at {ref} failed: it is not UTF-8 text",
                 hint="only text files are read back") from exc
+
+
+def _ref_path(ref: str) -> str:
+    """`refs/heads/a b` → `refs/heads/a%20b`: each part quoted, the slashes kept."""
+    return "/".join(quote(part, safe="") for part in ref.split("/"))
 
 
 def _same_text(stored: str | None, sent: str) -> bool:

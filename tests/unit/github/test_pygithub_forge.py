@@ -315,12 +315,12 @@ def test_a_branch_is_deleted_only_where_it_still_points(fake_github: FakeGitHub,
                                                          forge: PyGithubForge) -> None:
     base = main_sha(fake_github)
     forge.create_branch("selfcorrect/gone", base)
-    assert forge.delete_branch("selfcorrect/gone", base)
+    assert forge.delete_ref("refs/heads/selfcorrect/gone", base)
     assert "refs/heads/selfcorrect/gone" not in fake_github.refs(DEFAULT_REPO)
-    assert forge.delete_branch("selfcorrect/gone", base)  # already gone: fine
+    assert forge.delete_ref("refs/heads/selfcorrect/gone", base)  # already gone: fine
     forge.create_branch("selfcorrect/kept", base)
     pushed = fake_github.commit_files(DEFAULT_REPO, "selfcorrect/kept", {"mine.py": "x"})
-    assert not forge.delete_branch("selfcorrect/kept", base)
+    assert not forge.delete_ref("refs/heads/selfcorrect/kept", base)
     assert fake_github.refs(DEFAULT_REPO)["refs/heads/selfcorrect/kept"] == pushed
 
 
@@ -590,7 +590,11 @@ EVERY_METHOD: dict[str, Callable[[PyGithubForge, str], object]] = {
                                                   "m"),
     "create_branch": lambda f, sha: f.create_branch("b", sha),
     "move_branch": lambda f, sha: f.move_branch("main", sha),
-    "delete_branch": lambda f, sha: f.delete_branch("main", sha),
+    "delete_ref": lambda f, sha: f.delete_ref("refs/heads/main", sha),
+    "read_ref": lambda f, sha: f.read_ref("refs/heads/main"),
+    "read_commit": lambda f, sha: f.read_commit(sha),
+    "create_ref": lambda f, sha: f.create_ref("refs/heads/x", sha),
+    "advance_ref": lambda f, sha: f.advance_ref("refs/heads/main", sha),
     "find_open_pull_request": lambda f, sha: f.find_open_pull_request("b"),
     "create_pull_request": lambda f, sha: f.create_pull_request(
         head_branch="b", base_branch="main", title="t", body="b", draft=False),
