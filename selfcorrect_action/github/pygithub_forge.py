@@ -19,6 +19,7 @@ import functools
 import math
 import random
 import time
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 from urllib.parse import quote
@@ -107,7 +108,11 @@ class PyGithubForge:
             # Our Retrier retries; PyGithub's would replay POSTs. No throttling sleeps:
             # they would be real sleeps that tests cannot see.
             retry=None, seconds_between_requests=None, seconds_between_writes=None)
-        self._repo = self._github.get_repo(repository)  # lazy: no request yet
+        with warnings.catch_warnings():
+            # Before 2.10, get_repo ignored Github(lazy=) and asked at once unless told
+            # lazy=True (outside the retrying, translating wrapper); 2.10 deprecates telling.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            self._repo = self._github.get_repo(repository, lazy=True)  # no request yet
         self._repo_seen = False
         self._identity: str | None = bot_login.strip() if bot_login else None
 
@@ -330,9 +335,11 @@ class PyGithubForge:
         doing = f"moving the branch {branch} to {sha[:7]}"
 
         def move() -> None:
-            ref = self._repository().get_git_ref(f"heads/{branch}")
             try:
-                current = ref.object.sha  # the GET; it also completes ref.url for the PATCH
+                # The GET (at once before PyGithub 2.10, when read after); it also completes
+                # ref.url for the PATCH.
+                ref = self._repository().get_git_ref(f"heads/{branch}")
+                current = ref.object.sha
             except GithubException as exc:
                 if exc.status == 404:
                     raise self._retrier.translate(
