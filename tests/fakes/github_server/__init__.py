@@ -16,7 +16,8 @@ so the shas it answers are real object ids and a test can clone, push and ``git 
 Faults: ``fail(method, path, status, after_apply=...)``, ``fail_rate_limit``,
 ``fail_secondary_rate_limit``, ``fail_server_error``, ``delay``, ``hang_up``. Observation:
 ``requests`` / ``requests_to(method, path)``, and the state accessors (``comments``,
-``labels``, ``pulls``, ``refs``, ``read_file``, ``git``); ``event(name, repo, ...)`` builds a
+``labels``, ``pulls``, ``check_runs``, ``refs``, ``read_file``, ``git``);
+``event(name, repo, ...)`` builds a
 webhook payload for $GITHUB_EVENT_PATH from the same state. ``errors`` lists the fake's own
 crashes. The ``fake_github`` fixture gives a started server with :data:`DEFAULT_REPO` and the
 tokens :data:`WRITE_TOKEN` / :data:`READ_TOKEN`; re-export it from a conftest.py with
@@ -31,7 +32,7 @@ from pathlib import Path
 import pytest
 
 from .faults import Fault, RecordedRequest
-from .model import BOT_ID, BOT_LOGIN, Comment, Issue, Label, Token, User
+from .model import BOT_ID, BOT_LOGIN, CheckRun, Comment, Issue, Label, Token, User
 from .routing import ApiError
 from .server import FakeGitHub, PullSnapshot
 
@@ -40,7 +41,7 @@ WRITE_TOKEN = "ghs_fake_write_0123456789abcdef"  # the Actions bot, as on a push
 READ_TOKEN = "ghs_fake_read_0123456789abcdef"  # the Actions bot, as on a fork's PR
 
 __all__ = ["BOT_ID", "BOT_LOGIN", "DEFAULT_REPO", "READ_TOKEN", "WRITE_TOKEN", "ApiError",
-           "Comment", "FakeGitHub", "Fault", "Issue", "Label", "PullSnapshot",
+           "CheckRun", "Comment", "FakeGitHub", "Fault", "Issue", "Label", "PullSnapshot",
            "RecordedRequest", "Token", "User", "fake_github", "seeded"]
 
 
