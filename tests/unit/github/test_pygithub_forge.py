@@ -11,7 +11,14 @@ from collections.abc import Callable
 
 import pytest
 
-from selfcorrect_action.github.forge import FileChange, Forge, ForgeError, Permission
+from selfcorrect_action.github.forge import (
+    CheckRun,
+    CheckRunOutput,
+    FileChange,
+    Forge,
+    ForgeError,
+    Permission,
+)
 from selfcorrect_action.github.pygithub_forge import PyGithubForge
 from tests.fakes.github_server import (
     BOT_LOGIN,
@@ -473,6 +480,8 @@ def test_commit_files_retries_each_step(fake_github: FakeGitHub, forge: PyGithub
 
 # Every method, its request failing: a ForgeError, never PyGithub's exception. The repository
 # itself answers, so each method's own (lazily made) requests are the ones that fail.
+CHECK = CheckRunOutput(name="c", conclusion="success", title="t", summary="s",
+                       external_id="e")
 EVERY_METHOD: dict[str, Callable[[PyGithubForge, str], object]] = {
     "permission": lambda f, sha: f.permission("alice"),
     "issue": lambda f, sha: f.issue(1),
@@ -494,6 +503,10 @@ EVERY_METHOD: dict[str, Callable[[PyGithubForge, str], object]] = {
         head_branch="b", base_branch="main", title="t", body="b", draft=False),
     "edit_pull_request": lambda f, sha: f.edit_pull_request(1, title="t", body="b"),
     "read_file": lambda f, sha: f.read_file("README.md", "main"),
+    "find_check_run": lambda f, sha: f.find_check_run(sha, "c"),
+    "create_check_run": lambda f, sha: f.create_check_run(sha, CHECK),
+    "update_check_run": lambda f, sha: f.update_check_run(
+        CheckRun(id=1, name="c", head_sha=sha, status="completed"), CHECK),
 }
 
 
