@@ -182,7 +182,7 @@ def _result(env: ActionEnv, outcome: TaskOutcome) -> dict[str, object]:
 
 def _check_url(outcome: TaskOutcome) -> str | None:
     check = outcome.applied.check.check if outcome.applied else None
-    return check.html_url or None if check is not None else None
+    return (check.html_url or None) if check is not None else None
 
 
 def _relative(env: ActionEnv, outcome: TaskOutcome) -> str:

@@ -2,9 +2,9 @@
 
 Order matters for what a failure leaves behind: the commit and the branch first, then the
 pull request, then the check run (so the comment can say what became of it), then the
-comment and labels. A branch whose newest commit is not one of ours
-(a person pushed to it) is never moved: the plan's commit is not made and the comment says
-why, so nobody's work is overwritten.
+comment and labels. A branch whose newest commit is not one of ours (a person pushed to it)
+is never moved: the plan's commit is not made and the comment says why, so nobody's work is
+overwritten.
 """
 
 from __future__ import annotations

@@ -92,7 +92,9 @@ class FileChange(_Record):
 # 50 annotations per request (more go out in further updates, which append).
 MAX_CHECK_TEXT = 65_535
 MAX_ANNOTATIONS_PER_REQUEST = 50
-Conclusion = Literal["success", "failure", "neutral"]
+# Never `neutral`: GitHub counts it as passing for a required check, so only a verdict that
+# verified something may pass (action/plan_builder.py).
+Conclusion = Literal["success", "failure"]
 
 
 class CheckAnnotation(_Record):
@@ -105,7 +107,8 @@ class CheckAnnotation(_Record):
     start_column: int | None = Field(default=None, ge=1)
     end_column: int | None = Field(default=None, ge=1)
     level: Literal["notice", "warning", "failure"] = "failure"
-    message: str = Field(min_length=1, max_length=60_000)  # GitHub: at most 64 KB
+    # GitHub takes at most 64 KB: 16,000 characters are within it whatever their UTF-8 size.
+    message: str = Field(min_length=1, max_length=16_000)
     title: str = Field(default="", max_length=255)
 
 

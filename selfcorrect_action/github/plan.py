@@ -1,7 +1,8 @@
 """Every write the action makes, computed as data from a finished run before anything is
 written: the commit (branch, files, message), the pull request, the check run, the final
-comment and the labels. apply.py carries a plan out; a workflow can also save the plan in a job with
-read-only permissions and apply it in a later job that may write (the hardened recipe).
+comment and the labels. apply.py carries a plan out; a workflow can also save the plan in a
+job with read-only permissions and apply it in a later job that may write (the hardened
+recipe).
 
 Pure: the caller renders the reports and passes their text in.
 """
