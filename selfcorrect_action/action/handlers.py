@@ -19,6 +19,7 @@ from selfcorrect_action.action.specs import (
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.task_run import TaskOutcome, run_task
 from selfcorrect_action.errors import SelfcorrectError, SpecError, UsageError
+from selfcorrect_action.github.check_runs import CheckResult, guarded, write_check_run
 from selfcorrect_action.github.events import (
     Dispatch,
     IssueLabeled,
@@ -146,6 +147,7 @@ def on_specs_changed(trigger: SpecsChanged, env: ActionEnv) -> int:
             problems.extend(exc.problems)
     reporting.annotate_problems(env, problems)
     _update_validate_comment(env, trigger, problems, changed, create=True)
+    _validate_check_run(env, trigger, problems, changed)
     env.say("validate", f"{len(changed)} spec(s), {len(problems)} problem(s)")
     reporting.outputs(env, status="invalid-spec" if problems else "valid")
     return EXIT_FAILED if problems else EXIT_OK
@@ -167,6 +169,21 @@ def _update_validate_comment(env: ActionEnv, trigger: SpecsChanged, problems: li
                else "")
         reporting.annotate(env, "warning", f"could not comment on #{trigger.number}{why}: "
                            f"{exc.message}; the problems are the annotations above")
+
+
+def _validate_check_run(env: ActionEnv, trigger: SpecsChanged, problems: list[str],
+                        files: list[str]) -> None:
+    """The verdict on the pull request's head commit, its problems marked on the diff."""
+    if not trigger.head_sha:
+        return
+    output = reporting.validate_check(env, problems, files)
+    result = guarded(lambda: CheckResult(write_check_run(env.forge, trigger.head_sha, output)))
+    if result.check is not None:
+        env.say("validate", f"check run {output.name!r}: {output.conclusion} on "
+                f"{trigger.head_sha[:7]}")
+    else:
+        reporting.check_warning(env, f"#{trigger.number}", result.problem + (
+            "; this pull request comes from a fork" if trigger.from_fork else ""))
 
 
 def _retry_on_pull_request(trigger: RetryComment, env: ActionEnv) -> Task | None:

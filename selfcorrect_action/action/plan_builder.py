@@ -1,5 +1,11 @@
 """The WritePlan for a finished run: which files go into the commit, and the pull request,
-comment and labels, rendered from the templates. Pure, given the rendered reports."""
+check run, comment and labels, rendered from the templates. Pure, given the rendered
+reports.
+
+The check run is green (`success`) only for a run that passed: every layer passed for the
+script it commits. Any other end is `failure`, whatever stopped it (budget spent, no
+progress, an error outside the script): GitHub counts `neutral` as passing for a required
+check, and a run that verified nothing must not let a pull request merge."""
 
 from __future__ import annotations
 
@@ -7,10 +13,12 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from selfcorrect_action.action.task import Task
-from selfcorrect_action.github.forge import FileChange
-from selfcorrect_action.github.naming import origin_marker
+from selfcorrect_action.github.forge import MAX_CHECK_TEXT, CheckRunOutput, Conclusion, FileChange
+from selfcorrect_action.github.naming import CHECK_NAME_PREFIX, origin_marker
 from selfcorrect_action.github.plan import (
+    AUDIT_SLOT,
     RUNS_DIR,
+    PlannedCheckRun,
     PlannedComment,
     PlannedCommit,
     PlannedPullRequest,
@@ -20,15 +28,28 @@ from selfcorrect_action.github.plan import (
 )
 from selfcorrect_action.loop.state import Attempt, RunState, Status
 from selfcorrect_action.redact import redact
+from selfcorrect_action.report.audit import check_run_markdown, check_run_title
 from selfcorrect_action.templating import render
 
 MAX_TITLE_CHARS = 200
+# The summary keeps room for the AUDIT.md line put in where AUDIT_SLOT is.
+MAX_CHECK_SUMMARY_CHARS = MAX_CHECK_TEXT - 2_000
+CONCLUSIONS: dict[Status, Conclusion] = {Status.PASSED: "success"}
+
+
+def conclusion_for(status: Status) -> Conclusion:
+    return CONCLUSIONS.get(status, "failure")
+
+
+def check_name(task: Task) -> str:
+    return f"{CHECK_NAME_PREFIX}{task.label}"[:MAX_TITLE_CHARS]
 
 
 def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str,
                audit_md: str, run_json: str, summary_md: str, server_url: str,
                comment_body: str | None, comment_marker: str | None,
-               draft_on_failure: bool, secrets: Sequence[str] = ()) -> WritePlan:
+               draft_on_failure: bool, secrets: Sequence[str] = (),
+               run_url: str = "") -> WritePlan:
     """Every text the plan writes for people (title, body, message, comment) is redacted
     here, whatever went into it: an issue title quoting a token included."""
     def clean(text: str) -> str:
@@ -54,9 +75,32 @@ def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str
         comment = PlannedComment(number=task.comment_on, marker=comment_marker,
                                  body=clean(comment_body))
         labels = status_labels(task.comment_on, passed=passed)
+    check = _check_run(task, state, secrets=secrets, run_url=run_url,
+                       audit_link=_audit_link(task, state, repository=repository,
+                                              server_url=server_url) if commit else "")
     return WritePlan(repository=repository, task=task.label, status=state.status.value,
                      run_id=state.run_id, commit=commit, pull_request=pull, comment=comment,
-                     labels=labels)
+                     labels=labels, check_run=check)
+
+
+def _check_run(task: Task, state: RunState, *, secrets: Sequence[str], run_url: str,
+               audit_link: str) -> PlannedCheckRun:
+    conclusion = conclusion_for(state.status)
+    summary = check_run_markdown(state, secrets=secrets, conclusion=conclusion,
+                                 audit_slot=AUDIT_SLOT)
+    if len(summary) > MAX_CHECK_SUMMARY_CHARS:  # a run of hundreds of attempts
+        summary = (summary[:MAX_CHECK_SUMMARY_CHARS - 200].rstrip() + "\n\n[... cut to "
+                   f"GitHub's limit: AUDIT.md has everything ...]\n\n{AUDIT_SLOT}\n")
+    output = CheckRunOutput(
+        name=redact(check_name(task), secrets=secrets), conclusion=conclusion,
+        title=check_run_title(state, secrets=secrets)[:MAX_TITLE_CHARS],
+        summary=summary, details_url=run_url, external_id=f"selfcorrect run {state.run_id}")
+    return PlannedCheckRun(branch=task.branch, output=output, audit_link=audit_link)
+
+
+def _audit_link(task: Task, state: RunState, *, repository: str, server_url: str) -> str:
+    return (f"{server_url}/{repository}/blob/{task.branch}/{RUNS_DIR}/{state.run_id}/"
+            "AUDIT.md")
 
 
 def _code_to_commit(state: RunState, *, passed: bool, draft_on_failure: bool) -> str | None:
@@ -88,13 +132,12 @@ def _commit_message(task: Task, state: RunState) -> str:
 
 def _pull_body(task: Task, state: RunState, *, summary_md: str, repository: str,
                server_url: str, passed: bool) -> str:
-    audit_path = f"{RUNS_DIR}/{state.run_id}/AUDIT.md"
     return render(
         "reports/pull_request.md.j2", origin_marker=origin_marker(task.origin),
         summary=summary_md, passed=passed, output=str(task.loaded.spec.output),
         network_open=state.contract.network == "open", has_tests=bool(state.tests),
-        judged=state.spec.judge, audit_path=audit_path,
-        audit_link=f"{server_url}/{repository}/blob/{task.branch}/{audit_path}",
+        judged=state.spec.judge, audit_path=f"{RUNS_DIR}/{state.run_id}/AUDIT.md",
+        audit_link=_audit_link(task, state, repository=repository, server_url=server_url),
         run_json_path=f"{RUNS_DIR}/{state.run_id}/run.json",
         tests_path=tests_folder(state.run_id) if state.tests_written_by_plan else None,
         in_process=bool(state.tests) and state.spec.isolation == "in-process",

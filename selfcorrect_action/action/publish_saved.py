@@ -15,6 +15,7 @@ from selfcorrect_action.action import reporting
 from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.plan_store import load_plans
 from selfcorrect_action.action.publish_targets import publish_targets
+from selfcorrect_action.action.task_run import check_line
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.apply import apply_plan
 from selfcorrect_action.github.events import IssueLabeled, Trigger
@@ -44,6 +45,10 @@ def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
             urls.append(applied.pull_request.html_url)
         env.say("publish", f"{plan.task}: " + (applied.held_back or (
             applied.pull_request.html_url if applied.pull_request else "no pull request")))
+        if plan.check_run is not None:
+            env.say("publish", f"{plan.task}: {check_line(applied)}")
+        if applied.check.problem:
+            reporting.check_warning(env, plan.task, applied.check.problem)
     reporting.outputs(env, status="published", pr_url="\n".join(urls))
     return 0
 

@@ -1,7 +1,9 @@
 """What a plan applied in `mode: publish` may write to, from the publishing job's own event:
 the issue or pull request the event is about and the branch selfcorrect uses for it (a
-dispatch: task branches, no comments). The plan file came from another job; it is data to
-check, not a list of orders."""
+dispatch: task branches, no comments). A check run goes on that branch too: on the commit
+the plan pushes there, or the head of its open pull request (github/apply.py), never on a
+commit the plan names. The plan file came from another job; it is data to check, not a list
+of orders."""
 
 from __future__ import annotations
 
@@ -27,13 +29,16 @@ class Targets:
         if not numbers <= self.numbers:
             return (f"it writes to #{', #'.join(map(str, sorted(numbers - self.numbers)))}, "
                     f"not to what this event is about ({self._about()})")
-        if plan.commit is not None:
-            branch = plan.commit.branch
-            allowed = branch in self.branches or (
-                self.branch_prefix is not None and branch.startswith(self.branch_prefix))
-            if not allowed:
-                return f"it commits to {branch}, which is not this event's branch"
+        if plan.commit is not None and not self._allows(plan.commit.branch):
+            return f"it commits to {plan.commit.branch}, which is not this event's branch"
+        if plan.check_run is not None and not self._allows(plan.check_run.branch):
+            return (f"it writes a check run for {plan.check_run.branch}, which is not this "
+                    "event's branch")
         return None
+
+    def _allows(self, branch: str) -> bool:
+        return branch in self.branches or (
+            self.branch_prefix is not None and branch.startswith(self.branch_prefix))
 
     def _about(self) -> str:
         return ", ".join(f"#{n}" for n in sorted(self.numbers)) or "no issue"

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.plan_store import save_plan
-from selfcorrect_action.action.problems import parse_problems
+from selfcorrect_action.action.problems import Problem, parse_problem, parse_problems
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.task_run import TaskOutcome
 from selfcorrect_action.action.workflow_commands import (
@@ -22,20 +22,30 @@ from selfcorrect_action.action.workflow_commands import (
 )
 from selfcorrect_action.errors import SelfcorrectError
 from selfcorrect_action.github.events import MARKER_PREFIX
-from selfcorrect_action.github.forge import ForgeError
+from selfcorrect_action.github.forge import CheckAnnotation, CheckRunOutput, ForgeError
 from selfcorrect_action.github.naming import (
     LABEL_FAILED,
     STATUS_LABELS,
+    VALIDATE_CHECK,
     VALIDATE_MARKER,
     approval_marker,
 )
-from selfcorrect_action.github.plan import PlannedComment, WritePlan, status_labels
+from selfcorrect_action.github.plan import (
+    PlannedComment,
+    WritePlan,
+    path_problem,
+    status_labels,
+)
 from selfcorrect_action.loop.state import Status
 from selfcorrect_action.redact import redact
 from selfcorrect_action.report.audit import summary_markdown
 from selfcorrect_action.templating import render
 
 log = logging.getLogger(__name__)
+# Spec problems marked on the diff by the validate check run (GitHub takes 50 a request; a
+# spec with more problems than this has its first ones marked, and all listed in the log).
+MAX_CHECK_ANNOTATIONS = 500
+MAX_ANNOTATION_CHARS = 4_000
 
 
 def annotate(env: ActionEnv, level: str, message: str, *, file: str | None = None,
@@ -80,6 +90,34 @@ def validate_comment(problems: Sequence[str], files: Sequence[str]) -> str:
                   problems=parse_problems(list(problems)), files=list(files))
 
 
+def validate_check(env: ActionEnv, problems: Sequence[str], files: Sequence[str]
+                   ) -> CheckRunOutput:
+    """The validate check run: red with each located problem marked on its spec's line,
+    or green when every changed spec is valid."""
+    parsed = [parse_problem(text) for text in problems[:MAX_CHECK_ANNOTATIONS]]
+    annotations = [_annotation(problem, env.secrets) for problem in parsed
+                   if problem.file and problem.line and not path_problem(problem.file)]
+    count = len(problems)
+    title = (f"{count} problem{'s' if count != 1 else ''} in {len(files)} task "
+             f"spec{'s' if len(files) != 1 else ''}" if problems
+             else f"{len(files)} task spec{'s' if len(files) != 1 else ''} valid")
+    summary = render("reports/validate_check.md.j2", problems=parse_problems(list(problems)),
+                     files=list(files), annotated=len(annotations))
+    return CheckRunOutput(
+        name=VALIDATE_CHECK, conclusion="failure" if problems else "success", title=title,
+        summary=redact(summary, secrets=env.secrets), details_url=env.context.run_url,
+        external_id=f"selfcorrect validate {env.context.run_key}", annotations=annotations)
+
+
+def _annotation(problem: Problem, secrets: Sequence[str]) -> CheckAnnotation:
+    assert problem.file is not None and problem.line is not None
+    message = problem.message + (f" (hint: {problem.hint})" if problem.hint else "")
+    return CheckAnnotation(path=problem.file, start_line=problem.line, end_line=problem.line,
+                           start_column=problem.col, end_column=problem.col,
+                           message=redact(message, secrets=secrets)[:MAX_ANNOTATION_CHARS],
+                           title="selfcorrect validate")
+
+
 def task_failed(env: ActionEnv, task: Task, exc: SelfcorrectError, marker: str) -> None:
     """An error that stopped a task before its plan was applied (the sandbox, the model
     API, GitHub): said in the log, and in the task's live comment when it has one, so no
@@ -97,13 +135,16 @@ def task_failed(env: ActionEnv, task: Task, exc: SelfcorrectError, marker: str) 
 
 def finish(env: ActionEnv, outcomes: Sequence[TaskOutcome], *, failed_tasks: int) -> None:
     for outcome in outcomes:
+        check = outcome.applied.check if outcome.applied else None
+        if check is not None and check.problem:
+            check_warning(env, outcome.task.label, check.problem)
         append_summary(env.context.summary_file, render(
             "reports/job_summary.md.j2",
             summary=summary_markdown(outcome.state, secrets=env.secrets),
             pr_url=outcome.pr_url, audit=_relative(env, outcome),
             held_back=outcome.applied.held_back if outcome.applied else None,
             no_pull=outcome.applied.no_pull_request if outcome.applied else None,
-            planned=outcome.applied is None), secrets_=env.secrets)
+            planned=outcome.applied is None, check=check), secrets_=env.secrets)
     passed = all(o.state.status is Status.PASSED for o in outcomes) and not failed_tasks
     status = (outcomes[0].state.status.value if len(outcomes) == 1 and not failed_tasks
               else "passed" if passed and outcomes else "failed" if outcomes else "error")
@@ -116,6 +157,11 @@ def finish(env: ActionEnv, outcomes: Sequence[TaskOutcome], *, failed_tasks: int
             else "unknown",
             audit_path="\n".join(_relative(env, o) for o in outcomes),
             results=json.dumps([_result(env, o) for o in outcomes]))
+
+
+def check_warning(env: ActionEnv, task: str, problem: str) -> None:
+    """A check run GitHub would not take: a warning, never the run's failure."""
+    annotate(env, "warning", f"{task}: {problem}", title="selfcorrect check run")
 
 
 def outputs(env: ActionEnv, **values: str) -> None:
@@ -132,7 +178,13 @@ def _result(env: ActionEnv, outcome: TaskOutcome) -> dict[str, object]:
             "cost_usd": state.usage.cost_usd if state.usage.cost_known else None,
             "audit_path": _relative(env, outcome),
             "held_back": outcome.applied.held_back if outcome.applied else None,
-            "no_pull_request": outcome.applied.no_pull_request if outcome.applied else None}
+            "no_pull_request": outcome.applied.no_pull_request if outcome.applied else None,
+            "check_run_url": _check_url(outcome)}
+
+
+def _check_url(outcome: TaskOutcome) -> str | None:
+    check = outcome.applied.check.check if outcome.applied else None
+    return (check.html_url or None) if check is not None else None
 
 
 def _relative(env: ActionEnv, outcome: TaskOutcome) -> str:

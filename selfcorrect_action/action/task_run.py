@@ -89,7 +89,8 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
             summary_md=done.reports.summary_md, server_url=context.server_url,
             comment_body=live.final_body(done.state) if live else None,
             comment_marker=live.marker if live else None,
-            draft_on_failure=inputs.draft_on_failure, secrets=secrets)
+            draft_on_failure=inputs.draft_on_failure, secrets=secrets,
+            run_url=context.run_url)
         return plan, _publish(plan, inputs, context, forge, done.state, say)
 
     events = RunEvents(on_event=on_event,
@@ -138,7 +139,17 @@ def _publish(plan: WritePlan, inputs: ActionInputs, context: ActionContext, forg
         say("publish", f"pull request: {applied.pull_request.html_url}")
     elif state.status is not Status.PASSED:
         say("publish", "no pull request: the run did not pass (draft-on-failure is off)")
+    say("publish", check_line(applied))
     return applied
+
+
+def check_line(applied: Applied) -> str:
+    """What became of the check run, for the job log."""
+    check = applied.check
+    if check.check is not None:
+        return (f"check run {check.check.name!r}: {check.check.conclusion} on "
+                f"{check.check.head_sha[:7]} {check.check.html_url}").rstrip()
+    return check.problem or check.note or "no check run was planned"
 
 
 def resolve_task_settings(task: Task, inputs: ActionInputs, environ: Mapping[str, str]

@@ -1,16 +1,18 @@
 """Carrying out a WritePlan: the one place the action writes to GitHub.
 
 Order matters for what a failure leaves behind: the commit and the branch first, then the
-pull request, then the comment and labels. A branch whose newest commit is not one of ours
-(a person pushed to it) is never moved: the plan's commit is not made and the comment says
-why, so nobody's work is overwritten.
+pull request, then the check run (so the comment can say what became of it), then the
+comment and labels. A branch whose newest commit is not one of ours (a person pushed to it)
+is never moved: the plan's commit is not made and the comment says why, so nobody's work is
+overwritten.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from selfcorrect_action.github.branch_lock import DEFAULT_TIMING, LockTiming, branch_lock
+from selfcorrect_action.github.check_runs import CheckResult, guarded, write_check_run
 from selfcorrect_action.github.forge import (
     Commit,
     DraftsRefused,
@@ -19,7 +21,15 @@ from selfcorrect_action.github.forge import (
     PullRequest,
 )
 from selfcorrect_action.github.naming import STATUS_LABELS, seal_holds, sealed
-from selfcorrect_action.github.plan import PR_LINK_SLOT, PlannedCommit, WritePlan
+from selfcorrect_action.github.plan import (
+    AUDIT_SLOT,
+    PR_LINK_SLOT,
+    RUNS_DIR,
+    PlannedCheckRun,
+    PlannedCommit,
+    WritePlan,
+)
+from selfcorrect_action.records import evolve
 from selfcorrect_action.templating import render
 
 
@@ -31,6 +41,7 @@ class Applied:
     # (or when the plan had none).
     held_back: str | None = None
     comment_url: str = ""
+    check: CheckResult = field(default_factory=CheckResult)
     # Why a commit was made but no pull request opened (GitHub refused a draft); else None.
     no_pull_request: str | None = None
 
@@ -59,12 +70,16 @@ def apply_plan(plan: WritePlan, forge: Forge, *,
         with branch_lock(forge, plan.commit.branch, anchor_sha=base.sha,
                          holder=f"{plan.task}, run {plan.run_id or '?'}", timing=lock_timing):
             commit_sha, held_back, pull, no_pull = _publish_branch(plan, base.sha, forge)
+    check = CheckResult()
+    if plan.check_run is not None:
+        check = guarded(lambda: _check_run(plan, forge, commit_sha))
     comment_url = ""
     if plan.comment is not None:
         wanted_draft = plan.pull_request.draft if plan.pull_request else False
         body = plan.comment.body.replace(PR_LINK_SLOT, render(
             "reports/publish_result.md.j2", pull=pull, held_back=held_back, no_pull=no_pull,
-            stale_draft=pull is not None and pull.draft and not wanted_draft).strip())
+            stale_draft=pull is not None and pull.draft and not wanted_draft,
+            check=check).strip())
         existing = forge.find_comment(plan.comment.number, plan.comment.marker)
         comment = (forge.edit_comment(existing.id, body) if existing
                    else forge.create_comment(plan.comment.number, body))
@@ -73,7 +88,41 @@ def apply_plan(plan: WritePlan, forge: Forge, *,
         forge.add_labels(plan.labels.number, plan.labels.add)
         for name in plan.labels.remove:
             forge.remove_label(plan.labels.number, name)
-    return Applied(pull, commit_sha, held_back, comment_url, no_pull)
+    return Applied(pull, commit_sha, held_back, comment_url, check, no_pull)
+
+
+def _check_run(plan: WritePlan, forge: Forge, commit_sha: str | None) -> CheckResult:
+    """The verdict goes on the commit it is about: the one this plan pushed. A run that
+    pushed nothing (it did not pass, or its commit was held back) marks the head of its
+    branch's open pull request instead, where reviewers look, but never green (that commit
+    is not what it checked), and never over a green mark an earlier run gave that commit
+    (its script passed; this run's attempts are not on it)."""
+    planned = plan.check_run
+    assert planned is not None
+    output = evolve(planned.output, {"summary": planned.output.summary.replace(
+        AUDIT_SLOT, _audit_line(plan, planned, committed=commit_sha is not None))})
+    if commit_sha is not None:
+        return CheckResult(write_check_run(forge, commit_sha, output))
+    if output.conclusion == "success":
+        return CheckResult(note="no check run: the run passed, but no commit holds its script "
+                           "(it was not committed)")
+    pull = forge.find_open_pull_request(planned.branch)
+    if pull is None:
+        return CheckResult(note=f"no check run: the run pushed no commit, and no pull request "
+                           f"is open from {planned.branch}")
+    earlier = forge.find_check_run(pull.head_sha, output.name)
+    if earlier is not None and earlier.conclusion == "success":
+        return CheckResult(note=f"the check on pull request #{pull.number}'s head "
+                           f"({pull.head_sha[:7]}) stays green: that commit passed an earlier "
+                           "run, and this run's attempts were not pushed over it")
+    return CheckResult(write_check_run(forge, pull.head_sha, output))
+
+
+def _audit_line(plan: WritePlan, planned: PlannedCheckRun, *, committed: bool) -> str:
+    return render("reports/check_run_audit.md.j2",
+                  link=planned.audit_link if committed else "",
+                  path=f"{RUNS_DIR}/{plan.run_id}/AUDIT.md",
+                  run_url=planned.output.details_url).strip()
 
 
 def _publish_branch(plan: WritePlan, base_sha: str, forge: Forge

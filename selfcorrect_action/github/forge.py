@@ -5,14 +5,16 @@ one, against GitHub's REST API; PyGithub's exceptions never get past it.
 Writes are shaped so that retrying them is safe: commits are made from blobs and trees
 (content-addressed), a branch only moves forward from the commit we expect, and the
 callers look a pull request or comment up (by head branch, by hidden marker) before making
-one, so a request GitHub applied but answered with an error is not made twice.
+one, so a request GitHub applied but answered with an error is not made twice. A check run
+carries an `external_id` of ours and is looked up by it before it is made again; its
+annotations (which GitHub appends, 50 a request) are counted before a batch is sent again.
 """
 
 from __future__ import annotations
 
-from typing import Protocol
+from typing import Literal, Protocol
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from selfcorrect_action.errors import SelfcorrectError
 
@@ -90,6 +92,55 @@ class FileChange(_Record):
 
     path: str
     content: str
+
+
+# GitHub's limits (REST "Create a check run"): text fields up to 65535 characters, at most
+# 50 annotations per request (more go out in further updates, which append).
+MAX_CHECK_TEXT = 65_535
+MAX_ANNOTATIONS_PER_REQUEST = 50
+# Never `neutral`: GitHub counts it as passing for a required check, so only a verdict that
+# verified something may pass (action/plan_builder.py).
+Conclusion = Literal["success", "failure"]
+
+
+class CheckAnnotation(_Record):
+    """A mark on a file's lines in a check run (shown on the pull request's diff)."""
+
+    path: str = Field(min_length=1)
+    start_line: int = Field(ge=1)
+    end_line: int = Field(ge=1)
+    # Columns only on a single line (GitHub refuses them across lines).
+    start_column: int | None = Field(default=None, ge=1)
+    end_column: int | None = Field(default=None, ge=1)
+    level: Literal["notice", "warning", "failure"] = "failure"
+    # GitHub takes at most 64 KB: 16,000 characters are within it whatever their UTF-8 size.
+    message: str = Field(min_length=1, max_length=16_000)
+    title: str = Field(default="", max_length=255)
+
+
+class CheckRunOutput(_Record):
+    """A completed check run as written: its verdict, and what the Checks tab shows."""
+
+    name: str = Field(min_length=1, max_length=200)
+    conclusion: Conclusion
+    title: str = Field(min_length=1, max_length=200)
+    summary: str = Field(max_length=MAX_CHECK_TEXT)
+    details_url: str = ""
+    # Ours, to find the run again: a retried create, or a plan applied twice, must not make
+    # a second one.
+    external_id: str = Field(min_length=1, max_length=200)
+    annotations: list[CheckAnnotation] = Field(default_factory=list)
+
+
+class CheckRun(_Record):
+    id: int
+    name: str
+    head_sha: str
+    status: str
+    conclusion: str | None = None
+    external_id: str = ""
+    html_url: str = ""
+    annotations_count: int = 0
 
 
 class Forge(Protocol):
@@ -190,4 +241,20 @@ class Forge(Protocol):
 
     def read_file(self, path: str, ref: str) -> str | None:
         """A UTF-8 file's text at `ref`, None when it is not there."""
+        ...
+
+    def find_check_run(self, head_sha: str, name: str, *, external_id: str | None = None
+                       ) -> CheckRun | None:
+        """The newest check run called `name` on the commit (only one with that
+        `external_id`, when given), whoever made it; None when there is none."""
+        ...
+
+    def create_check_run(self, head_sha: str, output: CheckRunOutput) -> CheckRun:
+        """A completed check run on the commit, with `output.annotations` (at most 50)."""
+        ...
+
+    def update_check_run(self, check: CheckRun, output: CheckRunOutput) -> CheckRun:
+        """Sets `check`'s conclusion, title and summary, and appends `output.annotations`
+        (at most 50) to those it has; `check` is the run as last seen (its annotation
+        count tells a retried batch from a new one)."""
         ...

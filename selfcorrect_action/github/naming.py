@@ -16,6 +16,9 @@ STATUS_LABELS = {
     LABEL_PASSED: ("0e8a16", "selfcorrect found a script that passed every check"),
     LABEL_FAILED: ("d93f0b", "selfcorrect did not find a passing script within budget"),
 }
+# Every check run the action writes is named so: `selfcorrect / <task>`.
+CHECK_NAME_PREFIX = "selfcorrect / "
+VALIDATE_CHECK = f"{CHECK_NAME_PREFIX}validate"
 RUN_TRAILER = "Selfcorrect-Run"
 ORIGIN_TRAILER = "Selfcorrect-Origin"
 TREE_TRAILER = "Selfcorrect-Tree"

@@ -1,7 +1,8 @@
 """Every write the action makes, computed as data from a finished run before anything is
-written: the commit (branch, files, message), the pull request, the final comment and the
-labels. apply.py carries a plan out; a workflow can also save the plan in a job with
-read-only permissions and apply it in a later job that may write (the hardened recipe).
+written: the commit (branch, files, message), the pull request, the check run, the final
+comment and the labels. apply.py carries a plan out; a workflow can also save the plan in a
+job with read-only permissions and apply it in a later job that may write (the hardened
+recipe).
 
 Pure: the caller renders the reports and passes their text in.
 """
@@ -14,9 +15,10 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from selfcorrect_action.github.events import MARKER_PREFIX
-from selfcorrect_action.github.forge import FileChange
+from selfcorrect_action.github.forge import CheckRunOutput, FileChange
 from selfcorrect_action.github.naming import (
     BRANCH_PREFIX,
+    CHECK_NAME_PREFIX,
     LABEL_FAILED,
     LABEL_PASSED,
     LABEL_RUNNING,
@@ -25,10 +27,16 @@ from selfcorrect_action.github.naming import (
 )
 
 PLAN_FORMAT: Literal["selfcorrect.write-plan"] = "selfcorrect.write-plan"
-PLAN_VERSION = 1
+# 2: a plan may carry a check run. Version 1 plans (none) are still read.
+PLAN_VERSION = 2
+READABLE_VERSIONS = frozenset({1, 2})
 RUNS_DIR = ".selfcorrect/runs"
 # Replaced by the pull request's link when the plan is applied (its URL is not known before).
 PR_LINK_SLOT = "<!-- selfcorrect:pr-link -->"
+# Replaced in the check run's summary by where AUDIT.md is, once it is known whether the
+# plan's commit was made.
+AUDIT_SLOT = "<!-- selfcorrect:audit-link -->"
+
 # Paths a plan may never write, whoever made it: workflows (a token that can push there can
 # take over CI) and git's own folder.
 _FORBIDDEN_TOP = (".github", ".git")
@@ -47,9 +55,7 @@ class PlannedCommit(_Record):
     @field_validator("branch")
     @classmethod
     def _our_branch(cls, value: str) -> str:
-        if not is_ours(value) or ".." in value or value.endswith("/"):
-            raise ValueError(f"the action only writes branches under {BRANCH_PREFIX}")
-        return value
+        return our_branch(value)
 
     @field_validator("files")
     @classmethod
@@ -97,6 +103,34 @@ class PlannedLabels(_Record):
         return value
 
 
+class PlannedCheckRun(_Record):
+    """The run's verdict as a check run. It names no commit: applying the plan puts it on
+    the commit the plan pushes to `branch`, or else on the head of that branch's open pull
+    request, so a plan cannot mark any other commit (github/apply.py)."""
+
+    branch: str
+    output: CheckRunOutput
+    audit_link: str = Field(default="", max_length=2000)  # AUDIT.md on the branch, if committed
+
+    @field_validator("branch")
+    @classmethod
+    def _our_branch(cls, value: str) -> str:
+        return our_branch(value)
+
+    @field_validator("output")
+    @classmethod
+    def _ours(cls, output: CheckRunOutput) -> CheckRunOutput:
+        # A plan cannot turn another check (a required CI job's) green.
+        if not output.name.startswith(CHECK_NAME_PREFIX):
+            raise ValueError(f"a plan only writes check runs named {CHECK_NAME_PREFIX}..., "
+                             f"not {output.name!r}")
+        for annotation in output.annotations:
+            problem = path_problem(annotation.path)
+            if problem:
+                raise ValueError(f"an annotation on {annotation.path}: {problem}")
+        return output
+
+
 class WritePlan(_Record):
     format: Literal["selfcorrect.write-plan"] = PLAN_FORMAT
     version: int = PLAN_VERSION
@@ -108,6 +142,31 @@ class WritePlan(_Record):
     pull_request: PlannedPullRequest | None = None
     comment: PlannedComment | None = None
     labels: PlannedLabels | None = None
+    check_run: PlannedCheckRun | None = None
+
+    @field_validator("version")
+    @classmethod
+    def _readable(cls, value: int) -> int:
+        if value not in READABLE_VERSIONS:
+            raise ValueError(f"plan version {value} is not one this selfcorrect reads "
+                             f"({', '.join(map(str, sorted(READABLE_VERSIONS)))}): plan and "
+                             "publish with the same version of the action")
+        return value
+
+    @model_validator(mode="after")
+    def _check_of_this_run(self) -> WritePlan:
+        """Green only for a run that passed, on the branch the plan commits to."""
+        check = self.check_run
+        if check is None:
+            return self
+        if self.version < 2:
+            raise ValueError("a version 1 plan carries no check run")
+        if check.output.conclusion == "success" and self.status != "passed":
+            raise ValueError(f"a run that ended {self.status!r} cannot have a green check run")
+        if self.commit is not None and check.branch != self.commit.branch:
+            raise ValueError(f"the check run is for {check.branch}, the commit for "
+                             f"{self.commit.branch}")
+        return self
 
     @model_validator(mode="after")
     def _files_of_this_run(self) -> WritePlan:
@@ -121,6 +180,12 @@ class WritePlan(_Record):
             raise ValueError(f"a plan commits one script and the run's own files under "
                              f"{own}, not {others}")
         return self
+
+
+def our_branch(value: str) -> str:
+    if not is_ours(value) or ".." in value or value.endswith("/"):
+        raise ValueError(f"the action only writes branches under {BRANCH_PREFIX}")
+    return value
 
 
 def path_problem(path: str) -> str | None:

@@ -9,7 +9,9 @@ outside it and no PyGithub object leaves this module.
 Writes are safe to retry: content-addressed git objects are simply sent again; a comment or
 a pull request GitHub may have made before failing is looked up before it is made again; a
 branch is created or moved only to the commit asked for and, when it is already there,
-that is success.
+that is success. A check run is looked up by its name and external_id on its commit before
+it is made again, and a batch of annotations is not sent again once the run's count shows
+it arrived (GitHub appends them, so a resent batch would show twice).
 """
 
 from __future__ import annotations
@@ -21,12 +23,15 @@ import random
 import time
 import warnings
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 from urllib.parse import quote
 
 from github import Auth, Github
+from github.CheckRun import CheckRun as GithubCheckRun
 from github.GitCommit import GitCommit
 from github.GithubException import GithubException
+from github.GithubObject import NotSet
 from github.InputGitTreeElement import InputGitTreeElement
 from github.IssueComment import IssueComment
 from github.NamedUser import NamedUser
@@ -35,6 +40,10 @@ from github.PullRequest import PullRequest as GithubPull
 from github.Repository import Repository
 
 from selfcorrect_action.github.forge import (
+    MAX_ANNOTATIONS_PER_REQUEST,
+    CheckAnnotation,
+    CheckRun,
+    CheckRunOutput,
     Comment,
     Commit,
     DraftsRefused,
@@ -115,6 +124,7 @@ class PyGithubForge:
             self._repo = self._github.get_repo(repository, lazy=True)  # no request yet
         self._repo_seen = False
         self._identity: str | None = bot_login.strip() if bot_login else None
+        self._clock = clock
 
     @property
     def repository(self) -> str:
@@ -455,7 +465,58 @@ class PyGithubForge:
 
         return self._call(f"editing pull request #{number}", edit)
 
+    def find_check_run(self, head_sha: str, name: str, *, external_id: str | None = None
+                       ) -> CheckRun | None:
+        return self._call(f"looking for the check run {name!r} on {head_sha[:7]}",
+                          lambda: self._check_run(head_sha, name, external_id))
+
+    def create_check_run(self, head_sha: str, output: CheckRunOutput) -> CheckRun:
+        _fits_one_request(output)
+
+        def create() -> CheckRun:
+            made = self._repository().create_check_run(
+                name=output.name, head_sha=head_sha, external_id=output.external_id,
+                conclusion=output.conclusion, completed_at=self._now(),
+                output=_output(output), details_url=output.details_url or NotSet)
+            return _check(made)
+
+        return self._call(f"creating the check run {output.name!r} on {head_sha[:7]}",
+                          create, reconcile=lambda: self._check_run(head_sha, output.name,
+                                                                    output.external_id))
+
+    def update_check_run(self, check: CheckRun, output: CheckRunOutput) -> CheckRun:
+        _fits_one_request(output)
+        expected = check.annotations_count + len(output.annotations)
+
+        def update() -> CheckRun:
+            run = self._repository().get_check_run(check.id)  # lazy: the PATCH is the request
+            run.edit(name=output.name, external_id=output.external_id,
+                     conclusion=output.conclusion, completed_at=self._now(),
+                     output=_output(output), details_url=output.details_url or NotSet)
+            return _check(run)
+
+        def already_made() -> CheckRun | None:
+            # Setting fields twice is harmless; appending a batch twice is not.
+            seen = _check(self._repository().get_check_run(check.id))
+            return seen if output.annotations and seen.annotations_count >= expected else None
+
+        return self._call(f"updating the check run {output.name!r} on {check.head_sha[:7]}",
+                          update, reconcile=already_made)
+
     # -- helpers (each runs inside a caller's _call) -----------------------------------------
+
+    def _now(self) -> datetime:
+        return datetime.fromtimestamp(self._clock(), UTC).replace(microsecond=0)
+
+    def _check_run(self, head_sha: str, name: str, external_id: str | None
+                   ) -> CheckRun | None:
+        # filter=all: "latest" would hide an older run of ours behind a newer one of the
+        # same name, and a retried create is looked up by its external_id.
+        runs = self._repository().get_commit(head_sha).get_check_runs(check_name=name,
+                                                                       filter="all")
+        found = [run for run in runs if run.name == name
+                 and (external_id is None or run.external_id == external_id)]
+        return _check(max(found, key=lambda run: run.id)) if found else None
 
     def _call(self, doing: str, action: Callable[[], T], *,
               reconcile: Callable[[], T | None] | None = None) -> T:
@@ -564,6 +625,42 @@ def _pull(pull: GithubPull) -> PullRequest:
                        head_repository=head_repo.full_name if head_repo is not None else "",
                        base_branch=pull.base.ref, html_url=pull.html_url or "",
                        draft=bool(pull.draft), state=pull.state)
+
+
+def _fits_one_request(output: CheckRunOutput) -> None:
+    if len(output.annotations) > MAX_ANNOTATIONS_PER_REQUEST:
+        raise ValueError(f"{len(output.annotations)} annotations in one request; GitHub takes "
+                         f"{MAX_ANNOTATIONS_PER_REQUEST} (send the rest in updates)")
+
+
+def _output(output: CheckRunOutput) -> dict[str, Any]:
+    sent: dict[str, Any] = {"title": output.title, "summary": output.summary}
+    if output.annotations:
+        sent["annotations"] = [_annotation(a) for a in output.annotations]
+    return sent
+
+
+def _annotation(annotation: CheckAnnotation) -> dict[str, str | int]:
+    sent: dict[str, str | int] = {
+        "path": annotation.path, "start_line": annotation.start_line,
+        "end_line": annotation.end_line, "annotation_level": annotation.level,
+        "message": annotation.message}
+    if annotation.start_line == annotation.end_line:  # GitHub refuses columns across lines
+        for key in ("start_column", "end_column"):
+            value = getattr(annotation, key)
+            if value is not None:
+                sent[key] = value
+    if annotation.title:
+        sent["title"] = annotation.title
+    return sent
+
+
+def _check(run: GithubCheckRun) -> CheckRun:
+    output = run.output
+    return CheckRun(id=run.id, name=run.name, head_sha=run.head_sha, status=run.status,
+                    conclusion=run.conclusion, external_id=run.external_id or "",
+                    html_url=run.html_url or "",
+                    annotations_count=output.annotations_count if output is not None else 0)
 
 
 def _permission(login: str, data: Any) -> Permission:

@@ -38,6 +38,8 @@ def test_a_labelled_issue_gets_a_pull_request_with_script_and_audit(
     assert int(run.outputs["attempts"]) == 2 and int(run.outputs["tokens"]) > 0
     assert "selfcorrect: passed" in run.summary
     assert "ghs_" not in run.log + run.summary + comments[0].body
+    (check,) = github.check_runs(DEFAULT_REPO)
+    assert (check.head_sha, check.conclusion) == (pull.head_sha, "success")
 
 
 def test_a_labeler_without_write_access_is_refused_and_told_why(

@@ -148,6 +148,8 @@ def test_the_split_recipe_plans_read_only_then_publishes(
     (pull,) = github.pulls(DEFAULT_REPO)
     assert published.outputs["pr-url"].endswith(f"/pull/{pull.number}")
     assert "selfcorrect:passed" in github.labels(DEFAULT_REPO, 1)
+    assert [(c.head_sha, c.conclusion) for c in github.check_runs(DEFAULT_REPO)] == [
+        (pull.head_sha, "success")]
     # The plan held no approval; the publisher wrote it, so a later retry is held to it.
     (comment,) = github.comments(DEFAULT_REPO, 1)
     assert approval_marker(body_digest(BODY)) in comment.body

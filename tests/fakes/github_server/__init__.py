@@ -16,7 +16,8 @@ so the shas it answers are real object ids and a test can clone, push and ``git 
 Faults: ``fail(method, path, status, after_apply=...)``, ``fail_rate_limit``,
 ``fail_secondary_rate_limit``, ``fail_server_error``, ``delay``, ``hang_up``. Observation:
 ``requests`` / ``requests_to(method, path)``, and the state accessors (``comments``,
-``labels``, ``pulls``, ``refs``, ``read_file``, ``git``); ``event(name, repo, ...)`` builds a
+``labels``, ``pulls``, ``check_runs``, ``refs``, ``read_file``, ``git``);
+``event(name, repo, ...)`` builds a
 webhook payload for $GITHUB_EVENT_PATH from the same state. ``errors`` lists the fake's own
 crashes. The ``fake_github`` fixture gives a started server with :data:`DEFAULT_REPO` and the
 tokens :data:`WRITE_TOKEN` / :data:`READ_TOKEN` (the Actions bot) and :data:`APP_TOKEN` (an
@@ -33,7 +34,7 @@ from pathlib import Path
 import pytest
 
 from .faults import Fault, RecordedRequest
-from .model import BOT_ID, BOT_LOGIN, Comment, Issue, Label, Token, User
+from .model import BOT_ID, BOT_LOGIN, CheckRun, Comment, Issue, Label, Token, User
 from .routing import ApiError
 from .server import FakeGitHub, PullSnapshot
 
@@ -79,6 +80,7 @@ __all__ = [
     "READ_TOKEN",
     "WRITE_TOKEN",
     "ApiError",
+    "CheckRun",
     "Comment",
     "FakeGitHub",
     "Fault",

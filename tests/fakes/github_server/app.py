@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
-from . import routes_git, routes_graphql, routes_issues, routes_pulls
+from . import routes_checks, routes_git, routes_graphql, routes_issues, routes_pulls
 from .faults import PRIMARY_MESSAGE, RATE_DOC, Fault, FaultBook, RecordedRequest, default_body
 from .git_store import GitDataError
 from .model import RateBucket, State, Token
@@ -36,6 +36,8 @@ _RATE_RESOURCES = ("core", "search", "graphql", "integration_manifest", "source_
 def build_router() -> Router:
     router = Router()
     routes_issues.register(router)
+    # Before routes_git: its commits/{ref+} would take commits/{ref}/check-runs as a ref.
+    routes_checks.register(router)
     routes_git.register(router)
     routes_pulls.register(router)
     routes_graphql.register(router)

@@ -70,6 +70,9 @@ class Token:
     value: str
     login: str
     access: str = "write"  # "write", or "read" as a fork PR's GITHUB_TOKEN gets
+    # Scopes a workflow's `permissions:` block left out, e.g. {"checks"}: writes there are
+    # refused with 403, as for a GITHUB_TOKEN without `checks: write`.
+    without: frozenset[str] = frozenset()
 
     @property
     def can_write(self) -> bool:
@@ -112,6 +115,27 @@ class PullInfo:
 
 
 @dataclass
+class CheckRun:
+    """One check run on a commit, as the Checks API keeps it (annotations appended)."""
+
+    id: int
+    suite_id: int
+    head_sha: str
+    name: str
+    maker: str  # the login of the token that made it: its app is shown
+    status: str
+    conclusion: str | None
+    started_at: datetime
+    completed_at: datetime | None
+    details_url: str | None = None
+    external_id: str = ""
+    title: str | None = None
+    summary: str | None = None
+    text: str | None = None
+    annotations: list[dict[str, object]] = field(default_factory=list)
+
+
+@dataclass
 class Issue:
     number: int
     id: int
@@ -144,6 +168,8 @@ class Repo:
     issues: dict[int, Issue] = field(default_factory=dict)
     comments: dict[int, Comment] = field(default_factory=dict)
     collaborators: dict[str, str] = field(default_factory=dict)  # lower login → role
+    check_runs: dict[int, CheckRun] = field(default_factory=dict)
+    check_suites: dict[tuple[str, str], int] = field(default_factory=dict)  # (sha, maker)
     next_number: int = 1
     plan: str = "free"  # the owner's GitHub plan: free, pro, team or enterprise
 

@@ -16,7 +16,7 @@ from .app import App, HTTPServer
 from .events import event_payload
 from .faults import Fault, FaultBook, RecordedRequest, primary_rate_limit, secondary_rate_limit
 from .git_store import GitStore, Ident, TreeEdit
-from .model import BOT_LOGIN, ROLES, Comment, Issue, Label, Repo, State, Token, User
+from .model import BOT_LOGIN, ROLES, CheckRun, Comment, Issue, Label, Repo, State, Token, User
 from .routes_issues import add_comment, add_label, attach_labels
 from .routing import Links
 
@@ -113,13 +113,15 @@ class FakeGitHub:
         with self.state.lock:
             return copy.copy(self.state.add_user(login, type=type, name=name, email=email))
 
-    def add_token(self, token: str, login: str = BOT_LOGIN, *, access: str = "write") -> Token:
-        """A token for ``login`` (a user, or the Actions bot) with "write" or "read" access."""
+    def add_token(self, token: str, login: str = BOT_LOGIN, *, access: str = "write",
+                  without: Iterable[str] = ()) -> Token:
+        """A token for ``login`` (a user, or the Actions bot) with "write" or "read" access;
+        ``without`` names scopes its workflow's `permissions:` left out (e.g. "checks")."""
         if access not in ("read", "write"):
             raise ValueError(f"access must be 'read' or 'write', not {access!r}")
         with self.state.lock:
             user = self.state.user(login)
-            entry = Token(token, user.login, access)
+            entry = Token(token, user.login, access, frozenset(without))
             self.state.tokens[token] = entry
             return entry
 
@@ -358,6 +360,13 @@ class FakeGitHub:
             if number is not None:
                 return list(self._issue(r, number).labels)
             return sorted(label.name for label in r.labels.values())
+
+    def check_runs(self, repo: str, sha: str | None = None) -> list[CheckRun]:
+        """Check runs on the repository (on one commit when ``sha`` is given), oldest first."""
+        with self.state.lock:
+            found = [r for r in self._repo(repo).check_runs.values()
+                     if sha is None or r.head_sha == sha]
+            return [copy.deepcopy(r) for r in sorted(found, key=lambda r: r.id)]
 
     def label(self, repo: str, name: str) -> Label | None:
         with self.state.lock:

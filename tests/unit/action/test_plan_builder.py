@@ -5,10 +5,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from selfcorrect_action.action.inputs import ActionInputs
 from selfcorrect_action.action.plan_builder import build_plan
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.task_run import _with_budget_caps
+from selfcorrect_action.github.plan import AUDIT_SLOT
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.state import Attempt, Progress, RunState, Status, Strategy
 from selfcorrect_action.spec import load_spec_text
@@ -99,3 +102,52 @@ def test_input_caps_fill_what_the_spec_left_out_and_hold_what_it_wrote(tmp_path:
     loose = _with_budget_caps(task.loaded, _inputs(patch_attempts=20))
     assert loose.spec.budget.patch_attempts == 9  # the spec's own, smaller
     assert _with_budget_caps(task.loaded, _inputs()) is task.loaded
+
+
+@pytest.mark.parametrize(("status", "conclusion"), [
+    (Status.PASSED, "success"), (Status.EXHAUSTED, "failure"), (Status.STOPPED, "failure"),
+    (Status.ERROR, "failure")])
+def test_the_check_run_is_green_only_when_every_layer_passed(
+        tmp_path: Path, status: Status, conclusion: str) -> None:
+    """Never `neutral`: GitHub counts it as passing for a required check."""
+    task = _task(tmp_path)
+    check = _plan(task, _state(task, status)).check_run
+    assert check is not None and check.branch == "selfcorrect/issue-3"
+    output = check.output
+    assert (output.name, output.conclusion) == ("selfcorrect / issue #3", conclusion)
+    assert output.external_id == "selfcorrect run 9e9e9e"
+    assert output.title.startswith("passed ·" if conclusion == "success" else
+                                   ("error:" if status is Status.ERROR else "failed:"))
+
+
+def test_the_check_runs_summary_has_the_attempts_categories_tokens_cost_and_audit_slot(
+        tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    secret = "ghp_" + "s3cr3t" * 6
+    state = _state(task, Status.STOPPED).model_copy(update={"stop_reason": f"saw {secret}"})
+    plan = build_plan(task, state, repository="o/r", base_branch="main", audit_md="# a",
+                      run_json="{}", summary_md="s", server_url="https://github.example",
+                      comment_body=None, comment_marker=None, draft_on_failure=True,
+                      secrets=[secret], run_url="https://github.example/o/r/actions/runs/7")
+    assert plan.check_run is not None
+    output = plan.check_run.output
+    summary = output.summary
+    assert "| # | strategy | model | result | progress | tokens |" in summary
+    for row in ("| failures by category |", "| tokens |", "| cost |"):
+        assert row in summary
+    assert "not green" in summary and AUDIT_SLOT in summary
+    assert secret not in summary and "saw" in summary
+    assert output.details_url == "https://github.example/o/r/actions/runs/7"
+    assert plan.check_run.audit_link == (
+        "https://github.example/o/r/blob/selfcorrect/issue-3/.selfcorrect/runs/9e9e9e/AUDIT.md")
+    no_commit = _plan(task, _state(task, Status.STOPPED)).check_run
+    assert no_commit is not None and no_commit.audit_link == ""
+
+
+def test_a_green_check_with_model_written_tests_says_so_in_its_title(tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    check = _plan(task, _state(task, Status.PASSED, tests_by_plan=True)).check_run
+    assert check is not None and check.output.conclusion == "success"
+    assert "1 caution: read before trusting" in check.output.title
+    assert "written by a model" in check.output.summary
+    assert "The cautions above still hold" in check.output.summary

@@ -12,8 +12,8 @@ from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.inputs import ActionInputs
 from selfcorrect_action.action.publish_targets import publish_targets
 from selfcorrect_action.github.events import Dispatch, RetryComment
-from selfcorrect_action.github.forge import FileChange
-from selfcorrect_action.github.plan import PlannedCommit, WritePlan
+from selfcorrect_action.github.forge import CheckRunOutput, FileChange
+from selfcorrect_action.github.plan import PlannedCheckRun, PlannedCommit, WritePlan
 from tests.e2e.action.harness import OUTSIDER
 from tests.fakes.github_server import BOT_LOGIN, DEFAULT_REPO, FakeGitHub
 from tests.unit.github.conftest import MakeForge
@@ -71,3 +71,18 @@ def test_a_dispatch_may_commit_to_task_branches_only(env: ActionEnv) -> None:
     assert targets.problem_with(_commit_to("selfcorrect/task-report")) is None
     assert "not this event's branch" in (targets.problem_with(
         _commit_to("selfcorrect/issue-1")) or "")
+
+
+def test_a_check_run_goes_only_on_this_events_branch(env: ActionEnv) -> None:
+    """A failed run commits nothing: its check run still names the branch whose pull
+    request head it may mark, and that branch must be this event's."""
+    def check_for(branch: str) -> WritePlan:
+        return WritePlan(repository=DEFAULT_REPO, task="t", status="stopped", run_id="abc",
+                         check_run=PlannedCheckRun(branch=branch, output=CheckRunOutput(
+                             name="selfcorrect / issue #3", conclusion="failure", title="t",
+                             summary="s", external_id="selfcorrect run abc")))
+
+    targets = publish_targets(_retry(3, on_pr=False), env)
+    assert targets.problem_with(check_for("selfcorrect/issue-3")) is None
+    assert targets.problem_with(check_for("selfcorrect/issue-4")) == (
+        "it writes a check run for selfcorrect/issue-4, which is not this event's branch")

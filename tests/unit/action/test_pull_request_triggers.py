@@ -43,12 +43,32 @@ def test_a_bad_spec_fails_with_inline_problems_then_its_comment_is_updated(
     assert f"::error file={SPEC_PATH},line=3" in run.stdout
     (comment,) = github.comments(DEFAULT_REPO, number)
     assert VALIDATE_MARKER in comment.body and "greater than 0; got -1" in comment.body
+    (red,) = github.check_runs(DEFAULT_REPO)
+    assert (red.name, red.conclusion, red.head_sha) == (
+        "selfcorrect / validate", "failure", github.pulls(DEFAULT_REPO)[0].head_sha)
+    (mark,) = red.annotations
+    assert (mark["path"], mark["start_line"], mark["annotation_level"]) == (SPEC_PATH, 3,
+                                                                            "failure")
+    assert "greater than 0; got -1" in str(mark["message"])
     github.commit_files(DEFAULT_REPO, "edit-spec", {SPEC_PATH: GOOD}, message="fix",
                         author=MAINTAINER)
     run = act("pull_request", _pull_event(github, number, "synchronize"), ref="edit-spec")
     assert (run.code, run.outputs["status"]) == (0, "valid")
     (comment,) = github.comments(DEFAULT_REPO, number)  # edited, not repeated
     assert "no problems" in comment.body
+    green = github.check_runs(DEFAULT_REPO, github.pulls(DEFAULT_REPO)[0].head_sha)
+    assert [(c.conclusion, c.annotations) for c in green] == [("success", [])]
+
+
+def test_more_problems_than_one_request_takes_are_all_marked(act: Act,
+                                                             github: FakeGitHub) -> None:
+    """GitHub takes 50 annotations a request: the rest go out in updates."""
+    spec = "prompt: print hello\n" + "".join(f"colour{n}: red\n" for n in range(60))
+    number = _spec_pull(github, spec)
+    run = act("pull_request", _pull_event(github, number), ref="edit-spec")
+    assert run.code == 1
+    (red,) = github.check_runs(DEFAULT_REPO)
+    assert [a["start_line"] for a in red.annotations] == list(range(2, 62))
 
 
 def test_a_pull_request_without_spec_changes_gets_no_comment(act: Act,
@@ -91,6 +111,8 @@ def test_a_fork_gets_annotations_when_its_token_cannot_comment(
     assert "::warning::could not comment on #1 (a pull request from a fork gets a read-only " \
            "token)" in run.stdout
     assert github.comments(DEFAULT_REPO, number) == []
+    assert github.check_runs(DEFAULT_REPO) == []
+    assert "Add `checks: write`" in run.stdout and "comes from a fork" in run.stdout
 
 
 def _bot_pull(act: Act, body: str, *, branch: str = "selfcorrect/issue-1") -> int:

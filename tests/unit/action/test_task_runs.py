@@ -7,6 +7,7 @@ further spec started, the interruption raised (cli.main turns it into 143)."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -85,6 +86,49 @@ def test_a_dispatched_spec_that_passes_opens_its_pull_request(
     runs = list((workspace / RUNS_DIR).glob("*/run.json"))
     assert len(runs) == 1 and load_run_json(runs[0].read_text()).status.value == "passed"
     assert engine.containers == {}
+    (check,) = fake_github.check_runs(DEFAULT_REPO)
+    assert (check.head_sha, check.conclusion, check.name) == (
+        pulls[0].head_sha, "success", "selfcorrect / .selfcorrect/tasks/hello.yml")
+    assert "| # | strategy |" in (check.summary or "")
+    assert f"blob/{branch}/.selfcorrect/runs/" in (check.summary or "")
+    assert check.details_url == "https://gh.example/octo-org/hello-world/actions/runs/9"
+
+
+def test_a_spec_that_fails_gets_a_red_check_on_its_draft(
+        tmp_path: Path, make_forge: MakeForge, fake_github: FakeGitHub) -> None:
+    workspace = _workspace(tmp_path / "workspace", ["hello"])
+    write_replay(workspace / "replays" / "hello.jsonl", "Print hello (hello).",
+                 [("generate", fenced("print('bye')")), ("repair", fenced("print('bye!')"))])
+    said: list[tuple[str, str]] = []
+    env = _env(workspace, make_forge, fake_github, _printing("bye\n"), said)
+    env = replace(env, inputs=env.inputs.model_copy(update={"draft_on_failure": True}))
+    trigger = Dispatch(repository=DEFAULT_REPO, actor="maria", ref="main")
+    assert on_dispatch(trigger, env) == 1, said
+    (pull,) = fake_github.pulls(DEFAULT_REPO)
+    (check,) = fake_github.check_runs(DEFAULT_REPO)
+    assert pull.draft and (check.head_sha, check.conclusion) == (pull.head_sha, "failure")
+    assert (check.title or "").startswith("failed: budget exhausted")
+
+
+def test_a_token_without_checks_write_still_publishes_and_warns(
+        tmp_path: Path, make_forge: MakeForge, fake_github: FakeGitHub,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    workspace = _workspace(tmp_path / "workspace", ["hello"])
+    said: list[tuple[str, str]] = []
+    fake_github.add_token("ghs_no_checks", without={"checks"})
+    env = _env(workspace, make_forge, fake_github, _printing("hello\n"), said)
+    summary = tmp_path / "summary.md"
+    env = replace(env, forge=make_forge(token="ghs_no_checks"),
+                  context=env.context.model_copy(update={"summary_file": summary}))
+    trigger = Dispatch(repository=DEFAULT_REPO, actor="maria", ref="main")
+    assert on_dispatch(trigger, env) == 0
+    assert "**Check run:** no check run: the token may not write checks" in summary.read_text()
+    assert len(fake_github.pulls(DEFAULT_REPO)) == 1
+    assert fake_github.check_runs(DEFAULT_REPO) == []
+    warning = [line for line in capsys.readouterr().out.splitlines()
+               if line.startswith("::warning")]
+    assert len(warning) == 1 and "checks: write" in warning[0]
+    assert any("checks: write" in message for step, message in said if step == "publish")
 
 
 def test_a_cancelled_job_publishes_nothing_and_starts_no_further_spec(

@@ -11,8 +11,15 @@ from typing import Any
 import pytest
 
 from selfcorrect_action.errors import UsageError
+from selfcorrect_action.github.forge import CheckRunOutput, FileChange
 from selfcorrect_action.github.naming import approval_marker, body_digest, report_marker
-from selfcorrect_action.github.plan import PlannedComment, WritePlan
+from selfcorrect_action.github.plan import (
+    AUDIT_SLOT,
+    PlannedCheckRun,
+    PlannedComment,
+    PlannedCommit,
+    WritePlan,
+)
 from tests.e2e.action.harness import MAINTAINER, OUTSIDER
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 from tests.unit.action.conftest import Act
@@ -28,7 +35,7 @@ def _labeled(github: FakeGitHub, *, by: str) -> dict[str, Any]:
 
 def _plans(tmp_path: Path, *plans: WritePlan) -> Path:
     folder = tmp_path / "downloaded"
-    folder.mkdir()
+    folder.mkdir(parents=True)
     for index, plan in enumerate(plans):
         (folder / f"{index}.json").write_text(plan.model_dump_json())
     return folder
@@ -156,3 +163,28 @@ def test_the_token_is_taken_out_of_the_environment_once_read(
 ) -> None:
     run = act("issues", _labeled(github, by=OUTSIDER))
     assert "INPUT_GITHUB-TOKEN" not in run.environ and act.identity.token not in run.stdout
+
+
+def test_the_publish_job_puts_the_planned_check_run_on_the_commit_it_pushes(
+    act: Act, github: FakeGitHub, tmp_path: Path
+) -> None:
+    branch = "selfcorrect/task-greet"
+    planned = WritePlan(
+        repository=DEFAULT_REPO, task=".selfcorrect/tasks/greet.yml", status="passed",
+        run_id="abc123", commit=PlannedCommit(
+            branch=branch, base_branch="main", message="m\n\nSelfcorrect-Run: abc123\n",
+            files=[FileChange(path="greet.py", content="print('hi')\n")]),
+        check_run=PlannedCheckRun(branch=branch, output=CheckRunOutput(
+            name="selfcorrect / .selfcorrect/tasks/greet.yml", conclusion="success",
+            title="passed", summary=f"passed\n\n{AUDIT_SLOT}\n",
+            external_id="selfcorrect run abc123"), audit_link="https://gh.example/audit"))
+    event = github.event("workflow_dispatch", DEFAULT_REPO, sender=MAINTAINER)
+    run = act("workflow_dispatch", event, mode="publish",
+              copy_plans_from=_plans(tmp_path, planned))
+    assert run.code == 0
+    (check,) = github.check_runs(DEFAULT_REPO)
+    assert (check.head_sha, check.conclusion) == (
+        github.refs(DEFAULT_REPO)[f"refs/heads/{branch}"], "success")
+    assert "[.selfcorrect/runs/abc123/AUDIT.md](https://gh.example/audit)" in (check.summary
+                                                                              or "")
+    assert "check run 'selfcorrect / .selfcorrect/tasks/greet.yml': success" in run.stdout

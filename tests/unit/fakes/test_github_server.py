@@ -374,6 +374,73 @@ def test_permission_of_non_collaborators_and_unknown_users(server: FakeGitHub,
         repo.get_collaborator_permission("nobody-at-all")
 
 
+# -- check runs -----------------------------------------------------------------------------
+
+def _note(line: int) -> dict[str, str | int]:
+    return {"path": "spec.yml", "start_line": line, "end_line": line,
+            "annotation_level": "failure", "message": f"problem {line}"}
+
+
+def test_check_runs_are_made_listed_and_updated_as_on_github(server: FakeGitHub,
+                                                             repo: Repository) -> None:
+    sha = new_branch_commit(repo, "selfcorrect/issue-1", {"a.py": "print(1)\n"})
+    number = server.add_pull(DEFAULT_REPO, "selfcorrect/issue-1")
+    made = repo.create_check_run("selfcorrect / issue #1", sha, external_id="run 1",
+                                 conclusion="failure",
+                                 output={"title": "t", "summary": "s",
+                                         "annotations": [_note(1), _note(2)]})
+    assert (made.status, made.conclusion, made.output.annotations_count) == (
+        "completed", "failure", 2)
+    assert made.completed_at is not None and made.app.slug == "github-actions"
+    assert [p.number for p in made.pull_requests] == [number]
+    made.edit(conclusion="success", output={"title": "t2", "summary": "s2",
+                                            "annotations": [_note(3)]})
+    again = repo.get_check_run(made.id)
+    assert (again.conclusion, again.output.title, again.output.annotations_count) == (
+        "success", "t2", 3)  # annotations are appended
+    assert [a.start_line for a in again.get_annotations()] == [1, 2, 3]
+    repo.create_check_run("selfcorrect / issue #1", sha, conclusion="failure",
+                          output={"title": "t", "summary": "s"})
+    commit = repo.get_commit(sha)
+    assert [r.conclusion for r in commit.get_check_runs()] == ["failure"]  # latest per name
+    assert len(list(commit.get_check_runs(filter="all"))) == 2
+    assert [r.id for r in commit.get_check_runs(check_name="other")] == []
+    assert [r.external_id for r in server.check_runs(DEFAULT_REPO, sha)] == ["run 1", ""]
+
+
+def test_check_runs_refuse_what_github_refuses(server: FakeGitHub, repo: Repository,
+                                               make_client: MakeClient) -> None:
+    sha = repo.get_git_ref("heads/main").object.sha
+    refusals: list[tuple[dict[str, Any], int, str]] = [
+        ({"head_sha": "0" * 40}, 422, "No commit found for SHA: " + "0" * 40),
+        ({"output": {"title": "t", "summary": "s", "annotations": [_note(1)] * 51}}, 422,
+         "Invalid request.\n\nNo more than 50 items are allowed; 51 were supplied."),
+        ({"output": {"summary": "s"}}, 422, 'Invalid request.\n\n"title" wasn\'t supplied.'),
+        ({"output": {"title": "t", "summary": "x" * 65536}}, 422, "longer than 65535"),
+        ({"output": {"title": "t", "summary": "s", "annotations": [{"path": "a"}]}}, 422,
+         '"start_line", "end_line", "annotation_level", "message" weren\'t supplied.'),
+        ({"conclusion": "stale"}, 422, "Validation Failed"),
+        ({"conclusion": None, "status": "completed"}, 422, '"conclusion" wasn\'t supplied.'),
+    ]
+    for change, status, message in refusals:
+        body = {"name": "c", "head_sha": sha, "conclusion": "success", **change}
+        answer = requests.post(f"{server.api_url}/repos/{DEFAULT_REPO}/check-runs", json=body,
+                               headers={"Authorization": f"token {WRITE_TOKEN}"}, timeout=5)
+        assert (answer.status_code, message in answer.json()["message"]) == (status, True), \
+            (change, answer.json())
+    server.add_token("ghs_no_checks", without={"checks"})
+    server.add_user("alice")
+    server.add_token("ghp_alice", "alice")
+    for token, message in [("ghs_no_checks", "Resource not accessible by integration"),
+                           (READ_TOKEN, "Resource not accessible by integration"),
+                           ("ghp_alice", "You must authenticate via a GitHub App.")]:
+        with pytest.raises(GithubException) as denied:
+            make_client(token).get_repo(DEFAULT_REPO).create_check_run(
+                "c", sha, conclusion="success")
+        assert (denied.value.status, denied.value.data["message"]) == (403, message)
+    assert server.check_runs(DEFAULT_REPO) == []
+
+
 # -- tokens ---------------------------------------------------------------------------------
 
 def test_bad_or_missing_token_is_401(server: FakeGitHub, make_client: MakeClient) -> None:

@@ -4,10 +4,12 @@ the branch rules, the pull request made once, the comment found again, the label
 from __future__ import annotations
 
 from selfcorrect_action.github.apply import apply_plan
-from selfcorrect_action.github.forge import FileChange
+from selfcorrect_action.github.forge import CheckRunOutput, FileChange
 from selfcorrect_action.github.naming import TREE_TRAILER, report_marker
 from selfcorrect_action.github.plan import (
+    AUDIT_SLOT,
     PR_LINK_SLOT,
+    PlannedCheckRun,
     PlannedComment,
     PlannedCommit,
     PlannedPullRequest,
@@ -15,6 +17,7 @@ from selfcorrect_action.github.plan import (
     status_labels,
 )
 from selfcorrect_action.github.pygithub_forge import PyGithubForge
+from selfcorrect_action.records import evolve
 from tests.fakes.github_server import APP_LOGIN, APP_TOKEN, BOT_LOGIN, DEFAULT_REPO, FakeGitHub
 from tests.unit.github.conftest import MakeForge
 
@@ -206,3 +209,98 @@ def test_drafts_on_a_team_plan_are_opened(fake_github: FakeGitHub,
     fake_github.add_issue(DEFAULT_REPO, "x", "body")
     applied = apply_plan(_failed(), forge)
     assert applied.pull_request is not None and applied.pull_request.draft
+
+
+# -- the check run: which commit it marks, and never a false green --------------------------
+
+def checked(content: str = "print('hi')\n", *, status: str = "passed",
+            commit: bool = True) -> WritePlan:
+    base = plan(content)
+    output = CheckRunOutput(
+        name="selfcorrect / issue #1", conclusion="success" if status == "passed" else "failure",
+        title=status, summary=f"**selfcorrect: {status}**\n\n{AUDIT_SLOT}\n",
+        details_url="https://gh.example/actions/runs/9", external_id=f"selfcorrect run {content}")
+    return evolve(base, {  # validated: a plan GitHub would get
+        "status": status, "commit": base.commit if commit else None,
+        "pull_request": base.pull_request if commit else None,
+        "check_run": PlannedCheckRun(branch=BRANCH, output=output,
+                                     audit_link=f"https://gh.example/{DEFAULT_REPO}/blob/x")})
+
+
+def test_a_passing_plan_marks_the_commit_it_pushed_green(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    applied = apply_plan(checked(), forge)
+    assert applied.check.check is not None and applied.commit_sha is not None
+    (run,) = fake_github.check_runs(DEFAULT_REPO)
+    assert (run.head_sha, run.conclusion, run.name) == (
+        applied.commit_sha, "success", "selfcorrect / issue #1")
+    assert f"(https://gh.example/{DEFAULT_REPO}/blob/x)" in (run.summary or "")
+    assert AUDIT_SLOT not in (run.summary or "")
+
+
+def test_a_failed_retry_that_pushed_nothing_marks_the_pull_requests_head_red(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    draft = checked("print('draft')\n", status="exhausted")
+    assert draft.pull_request is not None
+    apply_plan(evolve(draft, {"pull_request": evolve(draft.pull_request, {"draft": True})}),
+               forge)
+    head = fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"]
+    applied = apply_plan(checked("print('retry')\n", status="stopped", commit=False), forge)
+    assert applied.commit_sha is None
+    runs = fake_github.check_runs(DEFAULT_REPO, head)
+    assert [(r.conclusion, r.external_id) for r in runs] == [
+        ("failure", "selfcorrect run print('draft')\n"),
+        ("failure", "selfcorrect run print('retry')\n")]
+    assert "was not committed" in (runs[-1].summary or "")  # its AUDIT.md is not on a branch
+
+
+def test_a_failed_retry_leaves_a_head_that_passed_green(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    apply_plan(checked(), forge)
+    applied = apply_plan(checked("print('worse')\n", status="exhausted", commit=False), forge)
+    assert applied.check.check is None and "stays green" in applied.check.note
+    assert [r.conclusion for r in fake_github.check_runs(DEFAULT_REPO)] == ["success"]
+
+
+def test_a_run_with_no_commit_and_no_pull_request_marks_nothing(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    applied = apply_plan(checked(status="stopped", commit=False), forge)
+    assert applied.check.check is None and "no pull request is open" in applied.check.note
+    assert fake_github.check_runs(DEFAULT_REPO) == []
+
+
+def test_a_passing_run_held_back_marks_no_commit_green(
+    fake_github: FakeGitHub, forge: PyGithubForge
+) -> None:
+    """The head is a person's commit: this run's script is on no commit at all."""
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    fake_github.add_user("maria")
+    apply_plan(checked(), forge)
+    human = fake_github.commit_files(DEFAULT_REPO, BRANCH, {"scripts/x.py": "# mine\n"},
+                                     message="my fix", author="maria")
+    applied = apply_plan(checked("print('again')\n"), forge)
+    assert applied.held_back and applied.check.check is None
+    assert "not committed" in applied.check.note
+    assert fake_github.check_runs(DEFAULT_REPO, human) == []
+
+
+def test_a_token_without_checks_write_publishes_the_rest_and_says_how_to_fix_it(
+    fake_github: FakeGitHub, make_forge: MakeForge
+) -> None:
+    fake_github.add_issue(DEFAULT_REPO, "x", "body")
+    fake_github.add_token("ghs_no_checks", without={"checks"})
+    applied = apply_plan(checked(), make_forge(token="ghs_no_checks"))
+    assert applied.pull_request is not None and applied.check.check is None
+    assert "`checks: write`" in applied.check.problem
+    (comment,) = fake_github.comments(DEFAULT_REPO, 1)
+    assert "**Check run:** no check run: the token may not write checks" in comment.body
+    assert "selfcorrect:passed" in fake_github.labels(DEFAULT_REPO, 1)
+    assert fake_github.check_runs(DEFAULT_REPO) == []

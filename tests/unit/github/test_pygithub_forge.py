@@ -12,6 +12,8 @@ from collections.abc import Callable
 import pytest
 
 from selfcorrect_action.github.forge import (
+    CheckRun,
+    CheckRunOutput,
     DraftsRefused,
     FileChange,
     Forge,
@@ -573,6 +575,8 @@ def test_commits_retry_each_step(fake_github: FakeGitHub, forge: PyGithubForge,
 
 # Every method, its request failing: a ForgeError, never PyGithub's exception. The repository
 # itself answers, so each method's own (lazily made) requests are the ones that fail.
+CHECK = CheckRunOutput(name="c", conclusion="success", title="t", summary="s",
+                       external_id="e")
 EVERY_METHOD: dict[str, Callable[[PyGithubForge, str], object]] = {
     "permission": lambda f, sha: f.permission("alice"),
     "issue": lambda f, sha: f.issue(1),
@@ -600,6 +604,10 @@ EVERY_METHOD: dict[str, Callable[[PyGithubForge, str], object]] = {
         head_branch="b", base_branch="main", title="t", body="b", draft=False),
     "edit_pull_request": lambda f, sha: f.edit_pull_request(1, title="t", body="b"),
     "read_file": lambda f, sha: f.read_file("README.md", "main"),
+    "find_check_run": lambda f, sha: f.find_check_run(sha, "c"),
+    "create_check_run": lambda f, sha: f.create_check_run(sha, CHECK),
+    "update_check_run": lambda f, sha: f.update_check_run(
+        CheckRun(id=1, name="c", head_sha=sha, status="completed"), CHECK),
 }
 
 

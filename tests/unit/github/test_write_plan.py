@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import re
+
 import pytest
 from pydantic import ValidationError
 
@@ -66,3 +69,44 @@ def test_a_plan_writes_only_its_own_labels_comment_and_files() -> None:
                   commit=extra)
     with pytest.raises(ValidationError):
         WritePlan(repository="o/r", task="t", status="passed", run_id="../x")
+
+
+def _check(name: str = "selfcorrect / issue #1", conclusion: str = "failure",
+           branch: str = "selfcorrect/issue-1", path: str = "spec.yml") -> dict[str, object]:
+    return {"branch": branch, "output": {
+        "name": name, "conclusion": conclusion, "title": "t", "summary": "s",
+        "external_id": "selfcorrect run abc123",
+        "annotations": [{"path": path, "start_line": 1, "end_line": 1, "message": "m"}]}}
+
+
+def _planned(status: str = "exhausted", **check: str) -> dict[str, object]:
+    return {"repository": "o/r", "task": "issue #1", "status": status, "run_id": "abc123",
+            "commit": commit().model_dump(), "check_run": _check(**check)}
+
+
+@pytest.mark.parametrize(("plan", "says"), [
+    (_planned(name="ci / test", conclusion="success", status="passed"),
+     "only writes check runs named selfcorrect / ..."),
+    (_planned(conclusion="success"), "a run that ended 'exhausted' cannot have a green check"),
+    (_planned(conclusion="neutral"), "Input should be 'success' or 'failure'"),
+    (_planned(branch="selfcorrect/issue-2"), "the check run is for selfcorrect/issue-2"),
+    (_planned(branch="main"), "only writes branches under selfcorrect/"),
+    (_planned(path=".github/workflows/x.yml"), "never writes under .github/"),
+    ({**_planned(), "version": 1}, "a version 1 plan carries no check run"),
+    ({**_planned(), "version": 3}, "plan version 3 is not one this selfcorrect reads"),
+])
+def test_a_plans_check_run_is_only_its_own_verdict_on_its_own_branch(
+        plan: dict[str, object], says: str) -> None:
+    """A compromised plan job must not turn a required check green, or mark a commit a
+    run of another branch made (issue 16, item 8)."""
+    with pytest.raises(ValidationError, match=re.escape(says)):
+        WritePlan.model_validate(plan)
+
+
+def test_a_version_1_plan_still_loads_and_a_check_run_round_trips() -> None:
+    old = {"format": "selfcorrect.write-plan", "version": 1, "repository": "o/r",
+           "task": "issue #1", "status": "passed", "commit": commit().model_dump()}
+    assert WritePlan.model_validate_json(json.dumps(old)).check_run is None
+    plan = WritePlan.model_validate(_planned(status="passed", conclusion="success"))
+    assert plan.version == 2
+    assert WritePlan.model_validate_json(plan.model_dump_json()) == plan
