@@ -7,6 +7,7 @@ Field reference: docs/task-spec.md.
 
 from __future__ import annotations
 
+import ast
 import keyword
 import re
 from dataclasses import dataclass, field
@@ -116,6 +117,36 @@ def _prompt_given(value: Any) -> Any:
     return value
 
 
+def _signature(value: str) -> str:
+    """A function's name (`parse_row`) or its `def` line (`def parse_row(line: str) ->
+    dict:`): what a `kind: function` candidate must define, and the start of its code."""
+    text = value.strip()
+    if text.isidentifier() and not keyword.iskeyword(text):
+        return text
+    header = text if text.startswith(("def ", "async def ")) else f"def {text}"
+    header = header if header.rstrip().endswith(":") else header.rstrip() + ":"
+    try:
+        tree = ast.parse(f"{header}\n    ...\n")
+    except SyntaxError:
+        tree = None
+    if tree is None or len(tree.body) != 1 or "\n" in text or not isinstance(
+            tree.body[0], ast.FunctionDef | ast.AsyncFunctionDef):
+        raise PydanticCustomError(
+            "signature", "must be a function's name or its def line",
+            {"hint": "e.g. `signature: parse_row` or "
+                     "`signature: def parse_row(line: str) -> dict:`"})
+    return header
+
+
+def entry_point(signature: str) -> str:
+    """The function a signature names (validated: `parse_row` or a `def` line)."""
+    if signature.isidentifier():
+        return signature
+    found = re.match(r"(?:async\s+)?def\s+([A-Za-z_][A-Za-z0-9_]*)", signature)
+    assert found is not None, signature
+    return found.group(1)
+
+
 RepoPath = Annotated[str, AfterValidator(_repo_path)]
 PythonPath = Annotated[str, AfterValidator(_python_path)]
 NonBlank = Annotated[str, AfterValidator(_non_blank)]
@@ -171,6 +202,8 @@ class TaskSpec(_Strict):
     # strict: `judge: "no"` or `judge: 0` are mistakes, not a quiet true or false.
     judge: bool = Field(default=True, strict=True)
     isolation: Isolation = "process"
+    # kind function: the function the tests call, by name or `def` line (docs/task-spec.md).
+    signature: Annotated[str, AfterValidator(_signature)] | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:

@@ -26,7 +26,8 @@ class Conflict(NamedTuple):
 
 def find_conflicts(spec: TaskSpec) -> list[Conflict]:
     """Problems between fields that are each valid on their own."""
-    return [*_placement_conflicts(spec), *_output_conflicts(spec), *_artifact_conflicts(spec)]
+    return [*_placement_conflicts(spec), *_output_conflicts(spec), *_artifact_conflicts(spec),
+            *_signature_conflicts(spec)]
 
 
 def placed_files(spec: TaskSpec) -> list[tuple[Loc, str]]:
@@ -133,6 +134,14 @@ def _artifact_conflicts(spec: TaskSpec) -> list[Conflict]:
                 "give the artifact another name",
             ))
     return conflicts
+
+
+def _signature_conflicts(spec: TaskSpec) -> list[Conflict]:
+    if spec.signature is None or spec.kind == "function":
+        return []
+    return [Conflict(("signature",), "a signature is for `kind: function` (the function the "
+                     "tests call); this spec is a script", "set `kind: function`, or remove "
+                     "the signature")]
 
 
 def _importable(module: str) -> bool:

@@ -23,6 +23,10 @@ def extract_code(answer: str) -> str:
     return _normalise(chosen)
 
 
+def has_fence(answer: str) -> bool:
+    return _FENCE.search(answer) is not None
+
+
 def _fenced_blocks(answer: str) -> list[tuple[str, str]]:
     blocks: list[tuple[str, str]] = []
     position = 0

@@ -21,6 +21,7 @@ from selfcorrect_action.evaluation.tracebacks import (
     same_file,
 )
 from selfcorrect_action.loop.budget import estimate_tokens
+from selfcorrect_action.loop.function_target import wanted_shape
 from selfcorrect_action.loop.state import (
     Attempt,
     JudgeOutcome,
@@ -76,6 +77,7 @@ def build_packet(
         output_excerpt=_output_excerpt(source.execution or source.test_execution),
         file_name=state.output_name,
         base_attempt=next_step.base_attempt,
+        wanted_shape=wanted_shape(state) if _category(verdict) is Category.SYNTAX else "",
     )
     return fit(packet)
 

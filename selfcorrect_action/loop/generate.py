@@ -9,9 +9,10 @@ import hashlib
 import json
 
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest
-from selfcorrect_action.loop.codeblock import extract_code
+from selfcorrect_action.loop.answer_shape import read_answer
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.feedback import render_packet
+from selfcorrect_action.loop.function_target import target_of
 from selfcorrect_action.loop.inputs_preview import previews
 from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered, system_message
 from selfcorrect_action.loop.state import (
@@ -38,28 +39,34 @@ def generate(state: RunState, deps: Deps) -> RunState:
     deps.on_event("generate", f"attempt {index}/{state.max_attempts}: {step.strategy.value} "
                   f"with the {step.tier} model")
     llm = metered(state, deps)
+    prompt = _prompt(state, step, deps)
     request = ChatRequest(
         purpose="repair" if step.strategy is Strategy.PATCH else "generate",
         tier=step.tier,
-        messages=(system_message(state, "code"),
-                  ChatMessage(role="user", content=_prompt(state, step, deps))),
+        messages=(system_message(state, "code"), ChatMessage(role="user", content=prompt)),
     )
     outcome = call_or_end(state, llm, lambda: llm.complete(request))
     if isinstance(outcome, RunEnded):
         return outcome.state
-    code = extract_code(outcome.text)
-    refused = [] if code.strip() else [RejectedReply.of(
-        request.purpose, "the answer held no Python code", outcome.text,
-        outcome.finish_reason)]
+    target = target_of(state)
+    shape = read_answer(outcome.text, prompt=prompt, kind=state.spec.kind,
+                        entry_point=target.name if target else None)
+    code = shape.code
+    refused = [] if shape.problem is None else [RejectedReply.of(
+        request.purpose, shape.problem, outcome.text, outcome.finish_reason)]
     oversized = len(code) if len(code) > MAX_CODE_CHARS else None
     code = code[:MAX_CODE_CHARS]
     attempt = Attempt(
         index=index, strategy=step.strategy, tier=step.tier,
-        model=outcome.model, code=code, code_sha=code_sha(code),
+        model=outcome.model, code=code,
+        # An answer with no code is told apart from another by its text: two different
+        # pieces of prose are not a cycle, the same one twice is.
+        code_sha=code_sha(code if code.strip() else outcome.text),
         base_attempt=step.base_attempt, reason=step.reason, llm_calls=llm.calls,
         rejected=refused,
     )
-    attempt = _mark_cycle_or_empty(state, attempt, oversized=oversized)
+    attempt = _mark_cycle_or_empty(state, attempt, oversized=oversized,
+                                   shape_problem=shape.problem)
     _say_what_came(deps, attempt)
     return evolve(state, {
         "attempts": [*state.attempts, attempt],
@@ -107,8 +114,8 @@ def _prompt(state: RunState, step: NextStep, deps: Deps) -> str:
     return render("prompts/rethink.j2", packet_text=packet_text, **common)
 
 
-def _mark_cycle_or_empty(state: RunState, attempt: Attempt, *, oversized: int | None = None
-                         ) -> Attempt:
+def _mark_cycle_or_empty(state: RunState, attempt: Attempt, *, oversized: int | None = None,
+                         shape_problem: str | None = None) -> Attempt:
     """Same code as an earlier attempt (unparsable answers included): it would fail the same
     way, so it is not run; its verdict is the earlier one's. Code that does not even parse
     (or no code at all) is a syntax failure found without spending a sandbox run."""
@@ -120,7 +127,8 @@ def _mark_cycle_or_empty(state: RunState, attempt: Attempt, *, oversized: int | 
             })
     problem = (f"the answer held {oversized:,} characters of code, more than the "
                f"{MAX_CODE_CHARS:,} a script may have; it was cut and not run"
-               if oversized else syntax_problem(attempt.code, state.output_name))
+               if oversized else shape_problem or syntax_problem(attempt.code,
+                                                                 state.output_name))
     if problem is not None:
         verdict = Verdict(
             passed=False, failed_layer="execution", category=Category.SYNTAX, evidence=problem,

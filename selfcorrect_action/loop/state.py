@@ -20,7 +20,9 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 
 # 2: the spec records `isolation` (runs of version 1 always imported the candidate into
 # pytest's process; report/run_json.py reads them as `isolation: in-process`).
-SCHEMA_VERSION = 2
+# 3: the spec's optional `signature` and a repair packet's `wanted_shape` (issue 21); both
+# optional, so a version 2 file reads as it was.
+SCHEMA_VERSION = 3
 
 
 class Status(StrEnum):
@@ -110,6 +112,9 @@ class RepairPacket(_Record):
     output_excerpt: str = ""
     file_name: str = ""  # the candidate file the repair returns whole
     base_attempt: int | None = None  # whose code the repair starts from (None: from scratch)
+    # After a syntax failure: two lines of the code an answer should hold (issue 21: a small
+    # model told only "SyntaxError" wrote prose again).
+    wanted_shape: str = ""
 
 
 class Attempt(_Record):

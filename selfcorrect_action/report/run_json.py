@@ -67,7 +67,7 @@ def load_run_json(text: str) -> RunState:
         raise RunJsonError(problem) from exc
 
 
-READABLE_VERSIONS = (1, SCHEMA_VERSION)
+READABLE_VERSIONS = (1, 2, SCHEMA_VERSION)
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
@@ -77,7 +77,9 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(spec, dict):
             # Before version 2 the frozen tests always imported the candidate into pytest.
             data = {**data, "spec": {**spec, "isolation": spec.get("isolation", "in-process")}}
-        data = {**data, "schema_version": SCHEMA_VERSION}
+        data = {**data, "schema_version": 2}
+    if data.get("schema_version") == 2:
+        data = {**data, "schema_version": SCHEMA_VERSION}  # 3 only added optional fields
     return data
 
 
