@@ -84,9 +84,10 @@ def protocol_problem(reference: str, labels: Mapping[str, str], *,
 
 
 def pull_hint(reference: str) -> str:
-    return (f"check the reference {reference} (a release names its image by digest), that "
-            "this machine reaches its registry, and for a private image a `docker login` in "
-            f"a step before this one; or {BUILD_INSTEAD}")
+    return (f"check the reference {reference} (a release names its image by digest) and "
+            "that this machine reaches its registry; a private image: pull it in a step "
+            "before this one (`docker login`, then `docker pull`), an image already on the "
+            f"engine is used without a pull; or {BUILD_INSTEAD}")
 
 
 # ---- Engine I/O below: thin. ----
