@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from selfcorrect_action import __version__
+from selfcorrect_action.sandbox.base_image import BASE_IMAGE
 from selfcorrect_action.sandbox.image import (
     HASH_LABEL,
     PROTOCOL_LABEL,
@@ -18,10 +19,12 @@ from selfcorrect_action.sandbox.image import (
     context_files,
     context_hash,
     context_labels,
+    ensure_image,
     image_tag,
     runner_protocol,
     write_context_tar,
 )
+from tests.fakes.fake_engine import FakeEngine
 
 
 @pytest.fixture
@@ -183,3 +186,14 @@ def test_build_failure_quotes_the_error_and_a_bounded_tail() -> None:
 
 def test_build_without_image_id_is_a_failure_too() -> None:
     assert "without an image id" in str(BuildLog().failure("img:1"))
+
+
+def test_a_build_labels_the_image_with_its_runners_protocol(context: Path, tmp_path: Path
+                                                            ) -> None:
+    """What a prebuilt image is checked by (sandbox/prebuilt.py) is written by every build,
+    from the runner.py that goes into the image."""
+    (context / "runner.py").write_text("PROTOCOL_VERSION = 5\n")
+    engine = FakeEngine(images={BASE_IMAGE: {}})
+    tag = ensure_image(engine, context=context, tag=f"scratch-{tmp_path.name}:1")
+    assert engine.images[tag] == {HASH_LABEL: context_hash(context),
+                                  VERSION_LABEL: __version__, PROTOCOL_LABEL: "5"}
