@@ -115,6 +115,7 @@ class RunSession:
             # What the session connects it closes; an engine handed in stays open.
             client = engine_given or self._stack.enter_context(
                 contextlib.closing(engine.connect(self._environ)))
+
             def progress(line: str) -> None:
                 say("sandbox", line)
 

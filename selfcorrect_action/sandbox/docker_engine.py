@@ -187,16 +187,19 @@ class DockerEngine:
 
     def pull_image(self, repository: str, tag: str) -> None:
         reference = f"{repository}{'@' if tag.startswith('sha256:') else ':'}{tag}"
+        error = None
         with translated(f"pulling {reference}"):
             try:
                 # Streamed: a registry's refusal midway arrives as an "error" message in an
                 # HTTP 200 stream, which the unstreamed call would hand back as plain text.
+                # Read to its end (the engine ends it after an error), so the connection is
+                # given back rather than left to the garbage collector.
                 for message in self.client.api.pull(repository, tag=tag, stream=True,
                                                     decode=True):
-                    if message.get("error"):
-                        raise ImagePullFailed(f"pulling {reference} failed: "
-                                              f"{str(message['error']).strip()[:300]}")
+                    error = error or message.get("error")
             except APIError as exc:  # the registry's answer, relayed: 404, 401, 500...
                 raise ImagePullFailed(f"pulling {reference} failed: "
                                       f"{_explanation(exc)}") from exc
+        if error:
+            raise ImagePullFailed(f"pulling {reference} failed: {str(error).strip()[:300]}")
 

@@ -43,6 +43,13 @@ class RegistryUnavailable(RuntimeError):
 @dataclass(frozen=True)
 class LocalRegistry:
     host: str  # "127.0.0.1:<port>", the registry part of every reference
+    storage: Path
+
+    def blob_path(self, digest: str) -> Path:
+        """Where the registry keeps a blob (distribution's filesystem layout): a test can
+        lose one, as a broken registry would."""
+        hexdigits = digest.removeprefix("sha256:")
+        return self.storage / "docker/registry/v2/blobs/sha256" / hexdigits[:2] / hexdigits
 
     def url(self, path: str) -> str:
         return f"http://{self.host}{path}"
@@ -98,7 +105,7 @@ def local_registry(scratch: Path) -> Iterator[LocalRegistry]:
     process = subprocess.Popen([binary, "serve", str(scratch / "config.yml")],
                                stdout=log, stderr=subprocess.STDOUT)
     try:
-        registry = LocalRegistry(f"127.0.0.1:{port}")
+        registry = LocalRegistry(f"127.0.0.1:{port}", scratch / "storage")
         _wait_until_up(registry, process, scratch / "registry.log")
         yield registry
     finally:

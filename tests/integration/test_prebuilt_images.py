@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -28,6 +29,7 @@ from ruamel.yaml import YAML
 
 from selfcorrect_action import __version__
 from selfcorrect_action.errors import ImagePullFailed, SandboxUnavailable
+from selfcorrect_action.sandbox.base_image import BASE_IMAGE
 from selfcorrect_action.sandbox.docker_engine import DockerEngine
 from selfcorrect_action.sandbox.image import PROTOCOL_LABEL, VERSION_LABEL
 from selfcorrect_action.sandbox.prebuilt import require_image
@@ -186,3 +188,22 @@ def test_a_digest_the_registry_does_not_hold_fails_naming_it(
     assert caught.value.message.startswith(f"pulling {reference} failed: ")
     assert "manifest unknown" in caught.value.message
     assert caught.value.hint and reference in caught.value.hint
+
+
+def test_a_blob_the_registry_lost_fails_the_pull_with_the_engines_reason(
+        registry: LocalRegistry, docker_client: docker.DockerClient,
+        docker_engine: DockerEngine) -> None:
+    """The manifest is there, the image's configuration is not: the engine answers 200 and
+    reports the failure inside its progress stream, not as an HTTP error."""
+    dockerfile = f"FROM {BASE_IMAGE}\nLABEL org.selfcorrect.test=lost-blob-{registry.host}\n"
+    image, _ = docker_client.images.build(fileobj=io.BytesIO(dockerfile.encode()), rm=True,
+                                          pull=False)
+    name = f"{registry.host}/lost-blob"
+    digest = push(docker_client, image.id, name, "t")
+    forget(docker_client, f"{name}:t")  # its only name: the image goes with it
+    config = registry.manifest("lost-blob", digest)["config"]["digest"]
+    shutil.rmtree(registry.blob_path(config))
+    with pytest.raises(ImagePullFailed) as caught:
+        require_image(docker_engine, f"{name}@{digest}")
+    assert caught.value.message.startswith(f"pulling {name}@{digest} failed: ")
+    assert "unknown blob" in caught.value.message
