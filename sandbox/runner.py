@@ -6,9 +6,10 @@ Docker's archive API cannot be trusted to write into a tmpfs or a read-only root
 is refused on the latter and may land underneath the former), so files travel over the attach
 stream instead; that also lets a pre-started container wait here until it is used.
 
-Wire format (all on the container's stdin/stdout, no TTY):
-  request:  b"SELFCORRECT-REQ 2 <header_len> <data_len>\n" + header JSON + the input files'
-            bytes back to back, in the order and sizes the header's "files" list gives
+Wire format (all on the container's stdin/stdout, no TTY), at PROTOCOL_VERSION:
+  request:  b"SELFCORRECT-REQ <version> <header_len> <data_len>\n" + header JSON + the input
+            files' bytes back to back, in the order and sizes the header's "files" list gives
+            (a batch: b"SELFCORRECT-BATCH <version> <header_len>\n" + header JSON)
   response: b"STARTED\n"                       right before the command starts
             b"RESULT <nonce> <json_len>\n" + JSON  once the command and its children are gone
             plain ustar stream of the artifacts until EOF
@@ -71,6 +72,13 @@ if TYPE_CHECKING:
 else:
     import _signal as signal  # signal.py would import enum, functools, collections: 12 ms in gVisor
 
+# The version of the protocol between the host (selfcorrect_action/sandbox/wire.py, which
+# carries its own copy; a unit test holds the two equal) and this runner. It is in every
+# request's first line, and on the image as the label org.selfcorrect.protocol, written at
+# build time from this line: a prebuilt image is checked before its first container (issue
+# 16, item 9). Bump it with any change either side of the wire would misread. 3: one number
+# for both kinds of request (REQ was 2, BATCH 1).
+PROTOCOL_VERSION = 3
 WORK_DIR = "/work"
 BAKED_FONT_CACHE = "/opt/selfcorrect/matplotlib"
 # A script can leave a million files behind: look at this many at most, and name at most
@@ -321,9 +329,15 @@ def _read_request(stdin: BinaryIO, idle_timeout: float) -> Any:
         return None, b""
     line = stdin.readline(256)
     parts = line.split()
-    if len(parts) == 3 and parts[0] == b"SELFCORRECT-BATCH" and parts[1] == b"1":
+    magic, version = [*parts, b"", b""][:2]
+    if magic in (b"SELFCORRECT-REQ", b"SELFCORRECT-BATCH") and version != b"%d" % PROTOCOL_VERSION:
+        # Before STARTED, on stderr: the client quotes it as the reason nothing ran.
+        raise SystemExit(f"runner: the request speaks protocol {version.decode('ascii', 'replace')}"
+                         f", this image's runner speaks {PROTOCOL_VERSION}; use the sandbox "
+                         "image of the same selfcorrect release")
+    if len(parts) == 3 and parts[0] == b"SELFCORRECT-BATCH":
         return {"batch": _from_json(_read_exact(stdin, int(parts[2])).decode("utf-8"))}, b""
-    if len(parts) != 4 or parts[0] != b"SELFCORRECT-REQ" or parts[1] != b"2":
+    if len(parts) != 4 or parts[0] != b"SELFCORRECT-REQ":
         return None, b""
     header = _from_json(_read_exact(stdin, int(parts[2])).decode("utf-8"))
     return header, _read_exact(stdin, int(parts[3]))

@@ -75,6 +75,11 @@ class SandboxUnavailable(SelfcorrectError):
     exit_code = 3
 
 
+class ImagePullFailed(SandboxUnavailable):
+    """The engine answered but could not pull an image: the reference, the registry or its
+    access is wrong (the engine not answering stays a plain SandboxUnavailable)."""
+
+
 class SandboxError(SelfcorrectError):
     """The sandbox broke in a way that is ours or the engine's fault, not the script's."""
 

@@ -25,8 +25,9 @@ from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.engine_api import Engine
-from selfcorrect_action.sandbox.image import ensure_image, require_image
+from selfcorrect_action.sandbox.image import ensure_image
 from selfcorrect_action.sandbox.models import InputFile, Limits
+from selfcorrect_action.sandbox.prebuilt import require_image
 from selfcorrect_action.spec import LoadedSpec
 
 
@@ -114,9 +115,14 @@ class RunSession:
             # What the session connects it closes; an engine handed in stays open.
             client = engine_given or self._stack.enter_context(
                 contextlib.closing(engine.connect(self._environ)))
-            image = (require_image(client, self.settings.sandbox_image)
-                     if self.settings.sandbox_image else
-                     ensure_image(client, progress=lambda line: say("sandbox", line)))
+
+            def progress(line: str) -> None:
+                say("sandbox", line)
+
+            # Before the first container and so before any model call: a prebuilt image is
+            # pulled if missing and refused if its runner speaks another protocol.
+            image = (require_image(client, self.settings.sandbox_image, progress=progress)
+                     if self.settings.sandbox_image else ensure_image(client, progress=progress))
             opened = self._stack.enter_context(Sandbox(client, image, pool_size=1))
             opened.warm(self._limits, self.settings.runtime)
             sandbox = opened

@@ -38,6 +38,7 @@ from selfcorrect_action.sandbox.models import (
     StreamCapture,
 )
 from selfcorrect_action.sandbox.wire import (
+    PROTOCOL_VERSION,
     AttachStream,
     DeadlineExceeded,
     ProtocolViolation,
@@ -164,7 +165,7 @@ def _drive(prepared: Prepared, items: list[tuple[ExecutionRequest, Path]],
     results: list[ExecutionResult] = []
     stream.deadline = time.monotonic() + BATCH_START_TIMEOUT_S
     try:
-        stream.send(b"SELFCORRECT-BATCH 1 %d\n" % len(body) + body)
+        stream.send(b"SELFCORRECT-BATCH %d %d\n" % (PROTOCOL_VERSION, len(body)) + body)
         line = stream.read_line(64)
         if line != b"STARTED":
             raise ProtocolViolation(f"expected STARTED, got {line[:64]!r}")

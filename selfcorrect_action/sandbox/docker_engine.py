@@ -20,7 +20,7 @@ import docker
 import requests
 from docker.errors import APIError, DockerException, ImageNotFound
 
-from selfcorrect_action.errors import SandboxError, SandboxUnavailable
+from selfcorrect_action.errors import ImagePullFailed, SandboxError, SandboxUnavailable
 from selfcorrect_action.sandbox.engine_api import ContainerInfo, ImageInfo, StartedContainer
 
 START_DOCKER_HINT = (
@@ -60,6 +60,12 @@ def translated(doing: str) -> Iterator[None]:
         raise SandboxError(f"Docker failed while {doing}: {first_line(exc)}") from exc
     except _ENGINE_ERRORS as exc:
         raise SandboxError(f"Docker failed while {doing}: {first_line(exc)}") from exc
+
+
+def _explanation(exc: APIError) -> str:
+    """The engine's own words (the registry's reason, relayed) rather than the SDK's
+    "500 Server Error for http+docker://localhost/..." prefix."""
+    return str(getattr(exc, "explanation", "") or first_line(exc)).strip()[:300]
 
 
 def connect(environ: Mapping[str, str] | None = None) -> DockerEngine:
@@ -178,4 +184,22 @@ class DockerEngine:
         except (*_ENGINE_ERRORS, OSError):
             return False
         return True
+
+    def pull_image(self, repository: str, tag: str) -> None:
+        reference = f"{repository}{'@' if tag.startswith('sha256:') else ':'}{tag}"
+        error = None
+        with translated(f"pulling {reference}"):
+            try:
+                # Streamed: a registry's refusal midway arrives as an "error" message in an
+                # HTTP 200 stream, which the unstreamed call would hand back as plain text.
+                # Read to its end (the engine ends it after an error), so the connection is
+                # given back rather than left to the garbage collector.
+                for message in self.client.api.pull(repository, tag=tag, stream=True,
+                                                    decode=True):
+                    error = error or message.get("error")
+            except APIError as exc:  # the registry's answer, relayed: 404, 401, 500...
+                raise ImagePullFailed(f"pulling {reference} failed: "
+                                      f"{_explanation(exc)}") from exc
+        if error:
+            raise ImagePullFailed(f"pulling {reference} failed: {str(error).strip()[:300]}")
 

@@ -80,3 +80,8 @@ class Engine(Protocol):
     def pull(self, repository: str, tag: str) -> bool:
         """True if the pull worked; any failure just means it did not."""
         ...
+
+    def pull_image(self, repository: str, tag: str) -> None:
+        """Pull repository:tag, or repository@tag when tag is a digest (sha256:...); raises
+        ImagePullFailed with the registry's reason when the engine cannot."""
+        ...

@@ -8,6 +8,7 @@ the Docker calls are the thin part at the bottom, and docker exceptions stop the
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import fcntl
 import hashlib
@@ -21,7 +22,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from selfcorrect_action import __version__
-from selfcorrect_action.errors import SandboxError, SandboxUnavailable
+from selfcorrect_action.errors import SandboxError
 from selfcorrect_action.resources import sandbox_context
 from selfcorrect_action.sandbox.base_image import ensure_base
 from selfcorrect_action.sandbox.engine_api import Engine
@@ -30,6 +31,10 @@ from selfcorrect_action.sandbox.progress import NOTE, Progress, ignore_progress
 IMAGE_REPOSITORY = "selfcorrect-sandbox"
 HASH_LABEL = "org.selfcorrect.context-hash"
 VERSION_LABEL = "org.selfcorrect.version"
+# The runner's protocol version (PROTOCOL_VERSION in the context's runner.py), read from the
+# file that goes into the image: what a prebuilt image is checked by (prebuilt.py).
+PROTOCOL_LABEL = "org.selfcorrect.protocol"
+RUNNER = "runner.py"
 # Lines of build output quoted in the error when a build fails.
 LOG_TAIL_LINES = 25
 # The classic builder colours a step's stderr red with these; they garble logs and errors.
@@ -89,8 +94,42 @@ def build_decision(*, tag: str, existing_hash: str | None, wanted_hash: str,
     return Decision(False, f"reusing {tag}: sandbox/ unchanged (hash {wanted_hash[:12]})")
 
 
-def build_labels(*, wanted_hash: str, version: str = __version__) -> dict[str, str]:
-    return {HASH_LABEL: wanted_hash, VERSION_LABEL: version}
+def runner_protocol(source: str) -> int | None:
+    """The whole number a runner's source assigns to PROTOCOL_VERSION at module level, or
+    None when it assigns none (or is not Python). Read, never imported: the runner imports
+    modules only the image has."""
+    try:
+        body = ast.parse(source).body
+    except SyntaxError:
+        return None
+    for node in body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1
+                and isinstance(node.targets[0], ast.Name)
+                and node.targets[0].id == "PROTOCOL_VERSION"
+                and isinstance(node.value, ast.Constant) and type(node.value.value) is int):
+            return node.value.value
+    return None
+
+
+def context_protocol(root: Path) -> int | None:
+    runner = root / RUNNER
+    return runner_protocol(runner.read_text()) if runner.is_file() else None
+
+
+def build_labels(*, wanted_hash: str, version: str = __version__,
+                 protocol: int | None = None) -> dict[str, str]:
+    """What selfcorrect writes on every sandbox image it builds, and the release workflow on
+    the images it pushes (scripts/release.py): the context's hash, the package version and,
+    when the runner names one, its protocol version."""
+    labels = {HASH_LABEL: wanted_hash, VERSION_LABEL: version}
+    if protocol is not None:
+        labels[PROTOCOL_LABEL] = str(protocol)
+    return labels
+
+
+def context_labels(root: Path, *, version: str = __version__) -> dict[str, str]:
+    return build_labels(wanted_hash=context_hash(root), version=version,
+                        protocol=context_protocol(root))
 
 
 class BuildLog:
@@ -179,19 +218,6 @@ def ensure_image(
                                   progress=progress)
 
 
-def require_image(engine: Engine, tag: str) -> str:
-    """A prebuilt sandbox image named by the user (the action's `sandbox-image`): used as it
-    is, never built or pulled here, so it must be on the engine already."""
-    existing_id, _ = _existing(engine, tag)
-    if existing_id is None:
-        raise SandboxUnavailable(
-            f"the sandbox image {tag!r} is not on the Docker engine",
-            hint="build or pull it before this step (e.g. `selfcorrect sandbox build`, or "
-            "`docker pull` it), or leave sandbox-image empty to have it built on first use",
-        )
-    return tag
-
-
 @contextlib.contextmanager
 def _build_lock(tag: str) -> Iterator[None]:
     """One build per tag at a time on this machine: parallel runs after a change to sandbox/
@@ -241,7 +267,7 @@ def _build(
     progress: Progress,
 ) -> str:
     log = BuildLog()
-    labels = build_labels(wanted_hash=wanted_hash)
+    labels = build_labels(wanted_hash=wanted_hash, protocol=context_protocol(root))
     with tempfile.TemporaryFile() as context:
         write_context_tar(root, context)
         context.seek(0)

@@ -16,6 +16,11 @@ from typing import Any
 
 from selfcorrect_action.sandbox.models import ExecutionRequest
 
+# The client's copy of the protocol's version: sandbox/runner.py carries the runner's, and
+# the sandbox image carries that one as a label (image.PROTOCOL_LABEL), checked before a
+# prebuilt image's first container (prebuilt.py). tests/unit/sandbox/test_wire.py holds the
+# two copies equal; bump both with any change either side would misread.
+PROTOCOL_VERSION = 3
 _STDOUT, _STDERR = 1, 2
 MAX_RESULT_HEADER = 2 * 1024 * 1024
 STDERR_KEEP = 8192
@@ -52,7 +57,8 @@ def encode_request(request: ExecutionRequest, *, deadline_s: float, nonce: str) 
     header_bytes = json.dumps(header).encode()
     # The files' bytes back to back, as the header lists them: the runner needs no tarfile.
     payload = b"".join(f.data for f in request.files)
-    preamble = b"SELFCORRECT-REQ 2 %d %d\n" % (len(header_bytes), len(payload))
+    preamble = b"SELFCORRECT-REQ %d %d %d\n" % (PROTOCOL_VERSION, len(header_bytes),
+                                                 len(payload))
     return preamble + header_bytes + payload
 
 

@@ -22,7 +22,7 @@ import subprocess
 import tarfile
 import tempfile
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -92,10 +92,12 @@ def working_tree_files(root: Path = REPO_ROOT) -> list[str]:
     return sorted(n for n in names if (root / n).is_file() and not (root / n).is_symlink())
 
 
-def context_members(root: Path = REPO_ROOT, *, extra_ca: Path | None = DEFAULT_EXTRA_CA
-                    ) -> list[Member]:
+def context_members(root: Path = REPO_ROOT, *, extra_ca: Path | None = DEFAULT_EXTRA_CA,
+                    overrides: Mapping[str, bytes] | None = None) -> list[Member]:
     """The context's files, sorted by name: the working tree minus .dockerignore, plus the
-    extra CA (replacing a file of that name in the tree, should there be one)."""
+    extra CA (replacing a file of that name in the tree, should there be one), with the
+    files named in `overrides` given other bytes (benchmarks/action_overhead.py builds on
+    a base of its own that way, so no layer is shared with the images already here)."""
     matcher = PatternMatcher(dockerignore_patterns(root))
     names = [
         name for name in working_tree_files(root)
@@ -107,6 +109,11 @@ def context_members(root: Path = REPO_ROOT, *, extra_ca: Path | None = DEFAULT_E
     ]
     if extra_ca is not None:
         members.append(Member(EXTRA_CA_NAME, extra_ca.read_bytes(), False))
+    unknown = set(overrides or {}) - {member.name for member in members}
+    if unknown:
+        raise ValueError(f"no such file in the build context: {sorted(unknown)}")
+    members = [Member(m.name, (overrides or {}).get(m.name, m.data), m.executable)
+               for m in members]
     return sorted(members, key=lambda member: member.name)
 
 
@@ -123,9 +130,10 @@ def write_context_tar(members: list[Member], out: IO[bytes]) -> None:
             tar.addfile(info, io.BytesIO(member.data))
 
 
-def context_tar(root: Path = REPO_ROOT, *, extra_ca: Path | None = DEFAULT_EXTRA_CA) -> bytes:
+def context_tar(root: Path = REPO_ROOT, *, extra_ca: Path | None = DEFAULT_EXTRA_CA,
+                overrides: Mapping[str, bytes] | None = None) -> bytes:
     buffer = io.BytesIO()
-    write_context_tar(context_members(root, extra_ca=extra_ca), buffer)
+    write_context_tar(context_members(root, extra_ca=extra_ca, overrides=overrides), buffer)
     return buffer.getvalue()
 
 
@@ -137,13 +145,14 @@ def build_action_image(
     progress: Progress = print,
     root: Path = REPO_ROOT,
     nocache: bool = False,
+    overrides: Mapping[str, bytes] | None = None,
 ) -> BuildResult:
     """The image of the current working tree under `tag`, built only when no image carries
     the current context's hash (`nocache`: built anyway, without the layer cache, to time
     a cold build). The default tag names the context's hash: one shared tag moved under
     the feet of a test session in another checkout of this machine whenever it built."""
     started = time.monotonic()
-    context = context_tar(root, extra_ca=extra_ca)
+    context = context_tar(root, extra_ca=extra_ca, overrides=overrides)
     wanted = hashlib.sha256(context).hexdigest()
     tag = tag or f"{DEFAULT_REPOSITORY}:test-{wanted[:12]}"
     with _build_lock(tag):

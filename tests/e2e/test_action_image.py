@@ -66,6 +66,15 @@ def test_the_extra_ca_goes_into_the_tar_only(tmp_path: Path) -> None:
     assert EXTRA_CA_NAME not in {member.name for member in context_members(extra_ca=None)}
 
 
+def test_overrides_replace_files_of_the_context_and_only_those() -> None:
+    members = {m.name: m for m in context_members(extra_ca=None,
+                                                  overrides={"Dockerfile": b"FROM x\n"})}
+    assert members["Dockerfile"].data == b"FROM x\n"
+    assert members["pyproject.toml"].data == (REPO_ROOT / "pyproject.toml").read_bytes()
+    with pytest.raises(ValueError, match="no such file"):
+        context_members(extra_ca=None, overrides={"tests/nope": b""})
+
+
 def test_the_context_tar_ignores_times_and_modes_but_not_content(tmp_path: Path) -> None:
     """The reuse label is the tar's sha256, so a touch, a checkout or a umask must not
     change the tar; an edit must."""

@@ -20,8 +20,14 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from selfcorrect_action.errors import SandboxError
+from selfcorrect_action.errors import ImagePullFailed, SandboxError
 from selfcorrect_action.sandbox.engine_api import ContainerInfo, ImageInfo, StartedContainer
+from selfcorrect_action.sandbox.image import PROTOCOL_LABEL
+from selfcorrect_action.sandbox.wire import PROTOCOL_VERSION
+
+# The labels of a sandbox image this selfcorrect can speak to: what a test passes for an
+# image it names as a prebuilt one (`sandbox_image=`), which is checked before it is used.
+SPEAKS_OUR_PROTOCOL = {PROTOCOL_LABEL: str(PROTOCOL_VERSION)}
 
 
 @dataclass(frozen=True)
@@ -63,12 +69,16 @@ class FakeEngine:
     def __init__(self, *, behaviour: Behaviour | None = None,
                  runtimes: dict[str, list[str]] | None = None,
                  images: dict[str, Mapping[str, str]] | None = None,
-                 pull: str = "fail") -> None:
+                 pull: str = "fail",
+                 registry: dict[str, Mapping[str, str]] | None = None) -> None:
         self.behaviour = behaviour or (lambda header: Reply())
         self._runtimes = runtimes if runtimes is not None else {"runc": [], "runsc": [
             "--network=none"]}
         self.images = dict(images or {})
         self.pull_mode = pull  # "ok", "fail" or "hang" (until release is set)
+        # What pull_image finds, by the reference it is asked for: its labels.
+        self.registry = dict(registry or {})
+        self.pulled: list[str] = []
         self.release = threading.Event()
         self.containers: dict[str, FakeContainer] = {}
         self.history: list[FakeContainer] = []  # every container ever started, in order
@@ -139,6 +149,13 @@ class FakeEngine:
             self.images[f"{repository}:{tag}"] = {}
             return True
         return False
+
+    def pull_image(self, repository: str, tag: str) -> None:
+        reference = f"{repository}{'@' if tag.startswith('sha256:') else ':'}{tag}"
+        self.pulled.append(reference)
+        if reference not in self.registry:
+            raise ImagePullFailed(f"pulling {reference} failed: manifest unknown")
+        self.images[reference] = dict(self.registry[reference])
 
     # ---- the runner's side of the wire ----
     def _runner(self, container: FakeContainer, sock: socket.socket) -> None:

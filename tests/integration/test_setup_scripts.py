@@ -17,9 +17,17 @@ def _stub(folder: Path, name: str, body: str) -> None:
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
 
 
-def _docker_up(tmp_path: Path, *, base_present: bool) -> tuple[int, str, str]:
+def _docker_up(tmp_path: Path, *, base_present: bool,
+               missing_packages: tuple[str, ...] = ()) -> tuple[int, str, str]:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
+    if missing_packages:  # dpkg -s answers "not installed" for these, "installed" otherwise
+        _stub(bin_dir, "dpkg", f"""
+case "$2" in
+  {"|".join(missing_packages)}) exit 1 ;;
+  *) exit 0 ;;
+esac
+""")
     calls = tmp_path / "apt.log"
     # An engine that answers, with runsc registered: the early-exit path.
     _stub(bin_dir, "docker", f"""
@@ -47,3 +55,11 @@ def test_debootstrap_is_installed_even_when_an_engine_with_runsc_answers(tmp_pat
 def test_nothing_is_installed_when_the_base_image_is_there(tmp_path: Path) -> None:
     code, apt, _ = _docker_up(tmp_path, base_present=True)
     assert code == 0 and apt == ""
+
+
+def test_the_local_registry_is_installed_where_it_is_missing(tmp_path: Path) -> None:
+    """tests/integration/test_prebuilt_images.py pushes the release's images to Debian's
+    docker-registry on 127.0.0.1: a fresh CI machine has to get it from here."""
+    code, apt, _ = _docker_up(tmp_path, base_present=True, missing_packages=("docker-registry",))
+    assert code == 0
+    assert "install -y -qq docker-registry" in apt

@@ -31,10 +31,12 @@ def checkout(github: FakeGitHub, into: Path, ref: str = "main") -> Path:
     return into
 
 
-def runner_inputs(given: dict[str, str], *, token: str) -> dict[str, str]:
-    """Every input of action.yml, as the runner passes them: defaults filled in (with
-    `${{ github.token }}` evaluated), then what the workflow's `with:` gave."""
-    spec = YAML(typ="safe").load((ROOT / "action.yml").read_text())
+def runner_inputs(given: dict[str, str], *, token: str,
+                  action_yml: Path = ROOT / "action.yml") -> dict[str, str]:
+    """Every input of action.yml (or of a release's, rewritten by scripts/release.py), as
+    the runner passes them: defaults filled in (with `${{ github.token }}` evaluated), then
+    what the workflow's `with:` gave."""
+    spec = YAML(typ="safe").load(action_yml.read_text())
     values = {name: str(entry.get("default", "")) for name, entry in spec["inputs"].items()}
     values["github-token"] = token
     return {**values, **given}

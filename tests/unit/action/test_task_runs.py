@@ -23,7 +23,7 @@ from selfcorrect_action.github.plan import RUNS_DIR
 from selfcorrect_action.report import load_run_json
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.pipeline import Connections
-from tests.fakes.fake_engine import FakeEngine, Reply
+from tests.fakes.fake_engine import SPEAKS_OUR_PROTOCOL, FakeEngine, Reply
 from tests.fakes.github_server import DEFAULT_REPO, WRITE_TOKEN, FakeGitHub
 from tests.fakes.replays import fenced, write_replay
 from tests.unit.github.conftest import MakeForge
@@ -67,7 +67,7 @@ def _env(workspace: Path, make_forge: MakeForge, fake_github: FakeGitHub, engine
 
 
 def _printing(text: str) -> FakeEngine:
-    return FakeEngine(images={IMAGE: {}}, behaviour=lambda header: Reply(report={
+    return FakeEngine(images={IMAGE: SPEAKS_OUR_PROTOCOL}, behaviour=lambda header: Reply(report={
         "exit_code": 0, "stdout": {"text": text, "total_bytes": len(text)}}))
 
 
@@ -141,7 +141,7 @@ def test_a_cancelled_job_publishes_nothing_and_starts_no_further_spec(
         token.cancel("SIGTERM")  # the job is cancelled while the first script runs
         return Reply(report={"exit_code": 0, "stdout": {"text": "bye\n", "total_bytes": 4}})
 
-    engine = FakeEngine(images={IMAGE: {}}, behaviour=cancel_while_running)
+    engine = FakeEngine(images={IMAGE: SPEAKS_OUR_PROTOCOL}, behaviour=cancel_while_running)
     env = _env(workspace, make_forge, fake_github, engine, said, token)
     trigger = Dispatch(repository=DEFAULT_REPO, actor="maria", ref="main")
     with pytest.raises(Interrupted) as raised:
@@ -174,7 +174,7 @@ def test_a_cancelled_issue_run_says_cancelled_on_the_issue_and_drops_its_running
         token.cancel("SIGTERM")
         return Reply(report={"exit_code": 0, "stdout": {"text": "bye\n", "total_bytes": 4}})
 
-    engine = FakeEngine(images={IMAGE: {}}, behaviour=cancel_while_running)
+    engine = FakeEngine(images={IMAGE: SPEAKS_OUR_PROTOCOL}, behaviour=cancel_while_running)
     env = _env(workspace, make_forge, fake_github, engine, said, token)
     trigger = IssueLabeled(repository=DEFAULT_REPO, actor="maria", number=number,
                            title="Hello", body=body)

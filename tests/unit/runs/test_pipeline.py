@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from selfcorrect_action.errors import Interrupted
+from selfcorrect_action.errors import Interrupted, SandboxUnavailable
 from selfcorrect_action.llm.models import Purpose
 from selfcorrect_action.loop.state import Status
 from selfcorrect_action.report import load_run_json
@@ -25,9 +25,11 @@ from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
 from selfcorrect_action.runs.pipeline import Connections, Finished
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
+from selfcorrect_action.sandbox.image import PROTOCOL_LABEL
 from selfcorrect_action.spec import LoadedSpec, load_spec
-from tests.fakes.fake_engine import FakeEngine, Reply
+from tests.fakes.fake_engine import SPEAKS_OUR_PROTOCOL, FakeEngine, Reply
 from tests.fakes.replays import fenced, write_replay
+from tests.fakes.scripted_llm import ScriptedLLM
 
 IMAGE = "selfcorrect-sandbox:fake"
 PROMPT = "Print hello."
@@ -40,7 +42,7 @@ SPEC = {
 
 
 def _printing(text: str) -> FakeEngine:
-    return FakeEngine(images={IMAGE: {}}, behaviour=lambda header: Reply(report={
+    return FakeEngine(images={IMAGE: SPEAKS_OUR_PROTOCOL}, behaviour=lambda header: Reply(report={
         "exit_code": 0, "stdout": {"text": text, "total_bytes": len(text)}}))
 
 
@@ -76,6 +78,20 @@ def test_a_passing_run_is_published_after_its_reports_are_written(tmp_path: Path
     assert outcome.interruption is None
     assert (tmp_path / "out" / "AUDIT.md").read_text() == outcome.reports.audit_md
     assert engine.containers == {}, "the session removed its containers"
+
+
+@pytest.mark.parametrize("labels", [{PROTOCOL_LABEL: "2"}, {}], ids=["other-protocol", "none"])
+def test_a_prebuilt_image_of_another_protocol_is_refused_before_any_model_call(
+        tmp_path: Path, labels: dict[str, str]) -> None:
+    """What a released action.yml names, or a user, is checked as the run opens: no model
+    is asked anything, no container starts and nothing is published."""
+    model = ScriptedLLM(answers=[])  # any call fails the test: "unscripted generate call"
+    engine = FakeEngine(images={IMAGE: labels})
+    published: list[object] = []
+    with pytest.raises(SandboxUnavailable, match=f"the sandbox image {IMAGE} "):
+        pipeline.run(_prepared(tmp_path), environ={}, secrets=[], publish=published.append,
+                     connections=Connections(llm=model, engine=engine))
+    assert model.requests == [] and engine.history == [] and published == []
 
 
 def test_a_failed_run_is_published_too_with_its_exit_code(tmp_path: Path) -> None:

@@ -8,17 +8,23 @@ from pathlib import Path
 import pytest
 
 from selfcorrect_action import __version__
+from selfcorrect_action.sandbox.base_image import BASE_IMAGE
 from selfcorrect_action.sandbox.image import (
     HASH_LABEL,
+    PROTOCOL_LABEL,
     VERSION_LABEL,
     BuildLog,
     build_decision,
     build_labels,
     context_files,
     context_hash,
+    context_labels,
+    ensure_image,
     image_tag,
+    runner_protocol,
     write_context_tar,
 )
+from tests.fakes.fake_engine import FakeEngine
 
 
 @pytest.fixture
@@ -99,6 +105,29 @@ def test_labels_carry_hash_and_version() -> None:
     assert build_labels(wanted_hash="abc", version="9") == {HASH_LABEL: "abc", VERSION_LABEL: "9"}
 
 
+def test_labels_carry_the_runners_protocol_when_it_names_one(context: Path) -> None:
+    assert build_labels(wanted_hash="abc", version="9", protocol=3) == {
+        HASH_LABEL: "abc", VERSION_LABEL: "9", PROTOCOL_LABEL: "3"}
+    assert PROTOCOL_LABEL not in context_labels(context)  # its runner.py names none
+    (context / "runner.py").write_text("import os\nPROTOCOL_VERSION = 7\n")
+    assert context_labels(context, version="9") == {
+        HASH_LABEL: context_hash(context), VERSION_LABEL: "9", PROTOCOL_LABEL: "7"}
+
+
+@pytest.mark.parametrize(("source", "expected"), [
+    ("PROTOCOL_VERSION = 3\n", 3),
+    ("X = 1\nPROTOCOL_VERSION = 12  # why\n", 12),
+    ("def f():\n    PROTOCOL_VERSION = 4\n", None),  # module level only
+    ("PROTOCOL_VERSION = '3'\n", None),
+    ("PROTOCOL_VERSION = True\n", None),
+    ("PROTOCOL_VERSION: int = 3\n", None),
+    ("this is not python(\n", None),
+])
+def test_the_protocol_is_read_from_the_runners_source(source: str, expected: int | None
+                                                      ) -> None:
+    assert runner_protocol(source) == expected
+
+
 def test_context_tar_holds_exactly_the_hashed_files_normalised(context: Path) -> None:
     (context / "__pycache__").mkdir()
     (context / "__pycache__" / "x.pyc").write_bytes(b"\0")
@@ -157,3 +186,14 @@ def test_build_failure_quotes_the_error_and_a_bounded_tail() -> None:
 
 def test_build_without_image_id_is_a_failure_too() -> None:
     assert "without an image id" in str(BuildLog().failure("img:1"))
+
+
+def test_a_build_labels_the_image_with_its_runners_protocol(context: Path, tmp_path: Path
+                                                            ) -> None:
+    """What a prebuilt image is checked by (sandbox/prebuilt.py) is written by every build,
+    from the runner.py that goes into the image."""
+    (context / "runner.py").write_text("PROTOCOL_VERSION = 5\n")
+    engine = FakeEngine(images={BASE_IMAGE: {}})
+    tag = ensure_image(engine, context=context, tag=f"scratch-{tmp_path.name}:1")
+    assert engine.images[tag] == {HASH_LABEL: context_hash(context),
+                                  VERSION_LABEL: __version__, PROTOCOL_LABEL: "5"}

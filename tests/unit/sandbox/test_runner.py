@@ -80,11 +80,25 @@ def test_the_runner_reads_the_header_the_client_writes(runner: ModuleType) -> No
     preamble, _, rest = wire.partition(b"\n")
     _, version, header_len, data_len = preamble.split()
     header = runner._from_json(rest[: int(header_len)].decode("utf-8"))
-    assert version == b"2" and int(data_len) == len(b"print(1)\n")
+    assert version == b"%d" % runner.PROTOCOL_VERSION and int(data_len) == len(b"print(1)\n")
     assert header["argv"] == request.argv and header["env"] == request.env
     assert header["deadline_s"] == 12.5 and header["nonce"] == "n0nce"
     assert [f["path"] for f in header["files"]] == ["ünï.py", "d/x.csv"]
     assert header["caps"] == request.caps.model_dump()
+
+
+@pytest.mark.parametrize("first_line", [b"SELFCORRECT-REQ 2 2 0\n", b"SELFCORRECT-BATCH 1 2\n"])
+def test_a_request_of_another_protocol_stops_the_runner_saying_both_versions(
+        runner: ModuleType, first_line: bytes) -> None:
+    read, write = os.pipe()
+    os.write(write, first_line + b"{}")
+    os.close(write)
+    with os.fdopen(read, "rb") as stdin, pytest.raises(SystemExit) as stopped:
+        runner._read_request(stdin, 5.0)
+    version = first_line.split()[1].decode()
+    assert str(stopped.value) == (
+        f"runner: the request speaks protocol {version}, this image's runner speaks "
+        f"{runner.PROTOCOL_VERSION}; use the sandbox image of the same selfcorrect release")
 
 
 def test_the_header_reader_refuses_trailing_data(runner: ModuleType) -> None:

@@ -9,8 +9,11 @@ import time
 
 import pytest
 
+from selfcorrect_action.resources import sandbox_context
+from selfcorrect_action.sandbox.image import runner_protocol
 from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
 from selfcorrect_action.sandbox.wire import (
+    PROTOCOL_VERSION,
     AttachStream,
     DeadlineExceeded,
     ProtocolViolation,
@@ -41,13 +44,20 @@ def test_request_carries_header_and_inputs() -> None:
     data = encode_request(request, deadline_s=7, nonce="n0")
     preamble, _, rest = data.partition(b"\n")
     magic, version, header_len, tar_len = preamble.split()
-    assert (magic, version) == (b"SELFCORRECT-REQ", b"2")
+    assert (magic, version) == (b"SELFCORRECT-REQ", str(PROTOCOL_VERSION).encode())
     header = json.loads(rest[: int(header_len)])
     assert header["argv"] == ["python3", "s.py"] and header["deadline_s"] == 7
     assert header["nonce"] == "n0"
     assert header["files"] == [{"path": "d/s.py", "mode": 0o644, "size": 10}]
     assert len(rest) == int(header_len) + int(tar_len)
     assert rest[int(header_len) :] == b"\x10\x11print(1)"
+
+
+def test_the_client_and_the_runner_carry_the_same_protocol_version() -> None:
+    """Two copies (the runner runs in the image, apart from this package): a change to one
+    alone would pass every host-side test and fail only against a real container."""
+    runner = (sandbox_context() / "runner.py").read_text()
+    assert runner_protocol(runner) == PROTOCOL_VERSION
 
 
 def test_frames_are_demultiplexed_across_odd_boundaries(pair) -> None:
