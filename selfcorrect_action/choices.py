@@ -13,5 +13,16 @@ RUNTIMES: tuple[str, ...] = get_args(Runtime)
 StructuredOutput = Literal["auto", "json-schema", "json-object-schema", "json-object", "off"]
 STRUCTURED_CHOICES: tuple[str, ...] = get_args(StructuredOutput)
 
+# How much to ask of the model at once (issue 21): `small` is a short system prompt, the
+# code's start given, one instruction per message, shorter answers, temperature 0 first.
+# `auto` picks small for a model of 3B parameters or fewer, where its size is known.
+Profile = Literal["auto", "standard", "small"]
+PROFILES: tuple[str, ...] = get_args(Profile)
+
+# How code is asked for: chat (the answer holds the file), completion (the model continues
+# the function's own code, as HumanEval is designed; `kind: function` only), or auto.
+Generation = Literal["auto", "chat", "completion"]
+GENERATIONS: tuple[str, ...] = get_args(Generation)
+
 # The longest a script may run (seconds): the contract's ceiling and the sandbox's.
 MAX_TIMEOUT_S = 3600.0

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from selfcorrect_action import __version__
-from selfcorrect_action.choices import RUNTIMES, STRUCTURED_CHOICES
+from selfcorrect_action.choices import GENERATIONS, PROFILES, RUNTIMES, STRUCTURED_CHOICES
 from selfcorrect_action.errors import SelfcorrectError, interrupted_by
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
@@ -156,6 +156,17 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
                    "enforces one), json-schema (vLLM, Ollama, LM Studio), json-object-schema "
                    "(llama.cpp's server), json-object, off (default auto, or "
                    "SELFCORRECT_STRUCTURED_OUTPUT)")
+    p.add_argument("--profile", choices=list(PROFILES),
+                   help="how much to ask of the model at once: small (a short prompt, the "
+                   "code's start given, shorter answers; for models of a few billion "
+                   "parameters or fewer), standard, or auto (small where the server or the "
+                   "model's name shows 3B parameters or fewer) (default auto, or "
+                   "SELFCORRECT_PROFILE)")
+    p.add_argument("--generation", choices=list(GENERATIONS),
+                   help="kind: function: chat (the answer holds the file), completion (the "
+                   "model continues the function's code through /v1/completions), or auto "
+                   "(completion where the server serves it) (default: SELFCORRECT_GENERATION, "
+                   "else the spec's generation:, else auto)")
     p.add_argument("--runtime", choices=list(RUNTIMES),
                    help="container runtime for the sandbox: runc or runsc (gVisor) (default "
                    "runc, or SELFCORRECT_RUNTIME)")
@@ -175,7 +186,8 @@ def _resolved_settings(args: argparse.Namespace) -> Resolved:
     given = settings.flag_values({
         "model": args.model, "api_base": args.api_base, "llm_timeout_s": args.llm_timeout,
         "llm_retries": args.llm_retries, "structured_output": args.structured_output,
-        "runtime": args.runtime, "sandbox_image": args.sandbox_image})
+        "runtime": args.runtime, "sandbox_image": args.sandbox_image,
+        "profile": args.profile, "generation": args.generation})
     for name, flag in (("replay", "--replay"), ("record", "--record"),
                        ("guidance", "--guidance")):
         value = getattr(args, name, None)

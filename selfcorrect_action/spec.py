@@ -29,6 +29,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 from selfcorrect_action import yamlio
+from selfcorrect_action.choices import Generation
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.errors import SpecError
 from selfcorrect_action.spec_checks import Conflict, dotted, find_conflicts, placed_files
@@ -204,6 +205,9 @@ class TaskSpec(_Strict):
     isolation: Isolation = "process"
     # kind function: the function the tests call, by name or `def` line (docs/task-spec.md).
     signature: Annotated[str, AfterValidator(_signature)] | None = None
+    # kind function: chat, or completion (the model continues the function's code); None:
+    # the --generation flag's or SELFCORRECT_GENERATION's, else auto.
+    generation: Generation | None = None
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:

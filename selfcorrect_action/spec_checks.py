@@ -137,11 +137,18 @@ def _artifact_conflicts(spec: TaskSpec) -> list[Conflict]:
 
 
 def _signature_conflicts(spec: TaskSpec) -> list[Conflict]:
-    if spec.signature is None or spec.kind == "function":
+    if spec.kind == "function":
         return []
-    return [Conflict(("signature",), "a signature is for `kind: function` (the function the "
-                     "tests call); this spec is a script", "set `kind: function`, or remove "
-                     "the signature")]
+    conflicts = []
+    if spec.signature is not None:
+        conflicts.append(Conflict(("signature",), "a signature is for `kind: function` (the "
+                                  "function the tests call); this spec is a script",
+                                  "set `kind: function`, or remove the signature"))
+    if spec.generation == "completion":
+        conflicts.append(Conflict(("generation",), "completion continues a function's code: "
+                                  "it is for `kind: function`; a script is written whole",
+                                  "set `kind: function`, or `generation: chat`"))
+    return conflicts
 
 
 def _importable(module: str) -> bool:

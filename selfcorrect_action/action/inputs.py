@@ -13,7 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from selfcorrect_action.choices import Runtime, StructuredOutput
+from selfcorrect_action.choices import Generation, Profile, Runtime, StructuredOutput
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.runs import settings as run_settings
 
@@ -46,6 +46,8 @@ class ActionInputs(BaseModel):
     llm_retries: int | None = None
     mode: Mode = "run"
     structured_output: StructuredOutput | None = None
+    profile: Profile | None = None
+    generation: Generation | None = None
     plan_dir: str = DEFAULT_PLAN_DIR
 
     def run_settings(self) -> dict[str, object]:
@@ -55,6 +57,7 @@ class ActionInputs(BaseModel):
                 "judge_model": self.judge_model, "api_base": self.api_base,
                 "llm_timeout_s": self.llm_timeout_s, "llm_retries": self.llm_retries,
                 "structured_output": self.structured_output, "runtime": self.sandbox_runtime,
+                "profile": self.profile, "generation": self.generation,
                 "sandbox_image": self.sandbox_image}
 
 
@@ -82,7 +85,8 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         "bot_login": _login(get("bot-login")),
         **{name: setting(name) for name in ("model", "strong_model", "judge_model",
                                             "api_base", "llm_timeout_s", "llm_retries",
-                                            "structured_output", "sandbox_image")},
+                                            "structured_output", "sandbox_image",
+                                            "profile", "generation")},
         "sandbox_runtime": setting("runtime"),
         "tasks": get("tasks") or DEFAULT_TASKS,
         "trigger_label": get("trigger-label") or "selfcorrect",

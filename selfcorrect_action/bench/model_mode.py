@@ -24,7 +24,7 @@ from selfcorrect_action.bench import results as results_file
 from selfcorrect_action.bench.context import BenchContext
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.scoring import LIMITS, judge, tests_request
-from selfcorrect_action.bench.tasks import initial_state
+from selfcorrect_action.bench.tasks import initial_state, task_spec
 from selfcorrect_action.errors import SelfcorrectError, UsageError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ModelTiers
 from selfcorrect_action.loop.codeblock import extract_code
@@ -32,7 +32,7 @@ from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.records import evolve
 from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.pipeline import Connections, PreparedRun, RunOutcome
-from selfcorrect_action.runs.session import llm_client
+from selfcorrect_action.runs.session import detected, llm_client
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.templating import render
@@ -109,8 +109,10 @@ def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: S
                  work: Path, recordings: Path) -> dict[str, Any]:
     options = ctx.options
     try:
-        settings = _settings(ctx, problem, recordings)
-        llm = llm_client(models, settings, secrets=ctx.secrets)
+        settings, server = detected(_settings(ctx, problem, recordings), models,
+                                    lambda step, message: None)
+        llm = llm_client(models, settings, secrets=ctx.secrets,
+                         task_prompt=task_spec(problem).prompt)
     except SelfcorrectError as exc:
         return {"error": str(exc)[:500]}
     record: dict[str, Any] = {}
@@ -137,7 +139,7 @@ def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: S
                                                      else "replay") / problem.module
     outcome: RunOutcome[None] = pipeline.run(
         prepared, environ={}, secrets=ctx.secrets, cancel=ctx.cancel, reports_dir=reports,
-        connections=Connections(llm=llm, sandbox=box))
+        connections=Connections(llm=llm, sandbox=box, server=server))
     outcome.raise_if_interrupted()
     record["loop"] = loop_record(outcome.state)
     return record

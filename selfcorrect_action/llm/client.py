@@ -107,10 +107,29 @@ class LiteLLMClient:
         what = f"the {request.purpose} answer from {model}"
         with announced_wait(None if self._replay else self._on_wait, what,
                             timeout_s=self.timeout_s):
-            response = litellm.completion(**self._call_kwargs(request, model))
+            if request.mode == "completion":
+                response = litellm.text_completion(**self._text_kwargs(request, model))
+            else:
+                response = litellm.completion(**self._call_kwargs(request, model))
         latency_ms = round((self._clock() - started) * 1000)
         return chat_response(response, model=model, latency_ms=latency_ms,
                              max_tokens=request.max_tokens)
+
+    def _text_kwargs(self, request: ChatRequest, model: str) -> dict[str, Any]:
+        """A completion request: the text to continue, through litellm.text_completion (an
+        OpenAI-compatible server's /v1/completions for `openai/<name>`; a replay, or a
+        provider without one, gets it as a chat message)."""
+        # Key and endpoint as for the chat call: litellm's own key lookup for the text
+        # provider asks for TEXT-COMPLETION-OPENAI_API_KEY, which no one sets.
+        kwargs = self._call_kwargs(request, model)
+        kwargs["model"] = text_completion_model(model)
+        del kwargs["messages"]
+        kwargs.pop("response_format", None)
+        kwargs.pop("drop_params", None)
+        kwargs["prompt"] = request.completion_prompt
+        if request.stop:
+            kwargs["stop"] = list(request.stop)
+        return kwargs
 
     def _call_kwargs(self, request: ChatRequest, model: str) -> dict[str, Any]:
         structured = "json-object" if model in self._schema_refused else self.structured
@@ -235,6 +254,13 @@ def completion_kwargs(request: ChatRequest, model: str, *, timeout_s: float,
     return kwargs
 
 
+def text_completion_model(model: str) -> str:
+    """litellm's name for the text-completion endpoint of an OpenAI-compatible server."""
+    if model.startswith("openai/"):
+        return "text-completion-openai/" + model.removeprefix("openai/")
+    return model
+
+
 def chat_response(response: Any, *, model: str, latency_ms: int,
                   max_tokens: int | None = None) -> ChatResponse:
     """Our ``ChatResponse`` from litellm's ``ModelResponse``; MalformedCompletion if empty.
@@ -242,7 +268,8 @@ def chat_response(response: Any, *, model: str, latency_ms: int,
     if not response.choices:
         raise MalformedCompletion("the completion had no choices")
     choice = response.choices[0]
-    text = choice.message.content
+    message = getattr(choice, "message", None)  # a text completion's choice has `text`
+    text = message.content if message is not None else getattr(choice, "text", None)
     if text is None:
         raise MalformedCompletion("the completion's message had no text content")
     hidden = getattr(response, "_hidden_params", None) or {}

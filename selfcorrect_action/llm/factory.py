@@ -29,6 +29,7 @@ def client_for(
     secrets: Sequence[str] = (),
     on_wait: Notify | None = None,
     structured: StructuredOutput = "auto",
+    task_sha256: str | None = None,
 ) -> LLM:
     """A client for the real models, or playing back ``replay``; recording to ``record``.
 
@@ -48,5 +49,6 @@ def client_for(
         structured=structured,
     )
     if record is not None:
-        client = RecordingLLM(client, Recorder(record, secrets=secrets))
+        client = RecordingLLM(client, Recorder(record, secrets=secrets,
+                                               task_sha256=task_sha256))
     return client

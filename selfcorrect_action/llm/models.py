@@ -10,6 +10,9 @@ Tier = Literal["cheap", "strong", "judge"]
 Purpose = Literal["plan", "generate", "repair", "judge"]
 Role = Literal["system", "user", "assistant"]
 ResponseFormat = Literal["text", "json"]
+# chat: the messages are a conversation; completion: the last (user) message is text for the
+# model to continue, sent to a text-completion endpoint (/v1/completions).
+RequestMode = Literal["chat", "completion"]
 
 
 class ModelTiers(BaseModel):
@@ -69,12 +72,23 @@ class ChatRequest(BaseModel):
     # answer is validated against the full model either way).
     json_schema: dict[str, Any] | None = None
     schema_name: str = ""
+    mode: RequestMode = "chat"
+    stop: tuple[str, ...] = ()  # where the model stops writing (completion mode's ends)
 
     @model_validator(mode="after")
     def _tier_or_model(self) -> ChatRequest:
         if (self.tier is None) == (self.model is None):
             raise ValueError("give exactly one of tier or model")
+        if self.mode == "completion" and (len(self.messages) != 1
+                                          or self.messages[0].role != "user"):
+            raise ValueError("a completion request holds one user message: the text to "
+                             "continue")
         return self
+
+    @property
+    def completion_prompt(self) -> str:
+        """The text a completion request continues."""
+        return self.messages[-1].content
 
     @property
     def target(self) -> str:

@@ -13,6 +13,7 @@ A change to ChatRequest or ChatResponse that old files cannot satisfy must bump 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -43,6 +44,13 @@ class RecordingHeader(BaseModel):
     format_version: int = FORMAT_VERSION
     created_at: datetime
     selfcorrect_version: str = __version__
+    # sha256 of the task's prompt: a replay is checked against it (a completion or a small
+    # model's prompt need not quote the task). Absent in recordings made before it.
+    task_sha256: str | None = None
+
+
+def task_digest(prompt: str) -> str:
+    return hashlib.sha256(prompt.strip().encode()).hexdigest()
 
 
 class RecordedExchange(BaseModel):
@@ -70,16 +78,18 @@ class Recorder:
     a report: the run's secrets and anything token-shaped, in the prompts and the answers.
     """
 
-    def __init__(self, path: Path, *, secrets: Sequence[str] = ()) -> None:
+    def __init__(self, path: Path, *, secrets: Sequence[str] = (),
+                 task_sha256: str | None = None) -> None:
         self.path = path
         self.secrets = list(secrets)
+        self.task_sha256 = task_sha256
         self._next_index = 0
         self._lock = threading.Lock()
 
     def record(self, request: ChatRequest, response: ChatResponse) -> None:
         with self._lock:
             exchange = RecordedExchange(index=self._next_index, request=request, response=response)
-            lines = [] if self._next_index else [_header_line()]
+            lines = [] if self._next_index else [_header_line(self.task_sha256)]
             # Defaults left out: a message without images, a request without a schema, read
             # back the same, and recordings stay the size they were.
             data = exchange.model_dump(mode="json", exclude={"response": {"replayed"}},
@@ -109,8 +119,9 @@ class RecordingLLM:
         return response
 
 
-def _header_line() -> str:
-    return RecordingHeader(created_at=datetime.now(UTC)).model_dump_json()
+def _header_line(task_sha256: str | None) -> str:
+    return RecordingHeader(created_at=datetime.now(UTC),
+                           task_sha256=task_sha256).model_dump_json(exclude_none=True)
 
 
 def read_recording(path: Path) -> Recording:

@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from selfcorrect_action.llm.errors import LLMReplayError
-from selfcorrect_action.llm.models import ChatRequest, Purpose
+from selfcorrect_action.llm.models import ChatRequest, Purpose, RequestMode
 from selfcorrect_action.llm.recording import RecordedExchange, read_recording
 
 REPLAY_METADATA_KEY = "selfcorrect_replay"
@@ -35,6 +35,7 @@ class ReplayAsk(BaseModel):
     session: str
     purpose: Purpose
     target: str
+    mode: RequestMode = "chat"
 
 
 class ReplaySession:
@@ -61,7 +62,8 @@ class ReplaySession:
 
     def tag_for(self, request: ChatRequest) -> dict[str, Any]:
         """The ``litellm_metadata`` that lets the provider find this session and check the call."""
-        ask = ReplayAsk(session=self.id, purpose=request.purpose, target=request.target)
+        ask = ReplayAsk(session=self.id, purpose=request.purpose, target=request.target,
+                        mode=request.mode)
         return {REPLAY_METADATA_KEY: ask.model_dump()}
 
     def take(self, ask: ReplayAsk) -> RecordedExchange:
@@ -100,6 +102,12 @@ def session_for(metadata: dict[str, Any] | None) -> tuple[ReplaySession, ReplayA
 def _check_matches(path: Path, exchange: RecordedExchange, ask: ReplayAsk) -> None:
     recorded = exchange.request
     if (recorded.purpose, recorded.target) == (ask.purpose, ask.target):
+        if recorded.mode != ask.mode:
+            raise LLMReplayError(
+                f"{path}: exchange index {exchange.index}: recorded a {recorded.mode} "
+                f"request, but the run asked for a {ask.mode} one",
+                hint=f"replay with --generation {recorded.mode} (and the --profile it was "
+                "recorded with)")
         return
     raise LLMReplayError(
         f"{path}: exchange index {exchange.index}: recorded a "

@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import ast
 import hashlib
-import json
 
-from selfcorrect_action.llm.models import ChatMessage, ChatRequest
-from selfcorrect_action.loop.answer_shape import read_answer
+from selfcorrect_action.loop.answer_shape import AnswerShape, read_answer
+from selfcorrect_action.loop.code_request import CodeRequest, code_request, cut_at_stops
 from selfcorrect_action.loop.deps import Deps
-from selfcorrect_action.loop.feedback import render_packet
 from selfcorrect_action.loop.function_target import target_of
-from selfcorrect_action.loop.inputs_preview import previews
-from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered, system_message
+from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered
 from selfcorrect_action.loop.state import (
     Attempt,
     NextStep,
@@ -25,7 +22,7 @@ from selfcorrect_action.loop.state import (
 )
 from selfcorrect_action.records import evolve
 from selfcorrect_action.taxonomy import Category, Check, Verdict
-from selfcorrect_action.templating import render, shorten
+from selfcorrect_action.templating import shorten
 
 INITIAL = NextStep(strategy=Strategy.INITIAL, tier="cheap", reason="first attempt")
 # No task's script is this large; an answer that is comes from a server ignoring max_tokens
@@ -39,18 +36,12 @@ def generate(state: RunState, deps: Deps) -> RunState:
     deps.on_event("generate", f"attempt {index}/{state.max_attempts}: {step.strategy.value} "
                   f"with the {step.tier} model")
     llm = metered(state, deps)
-    prompt = _prompt(state, step, deps)
-    request = ChatRequest(
-        purpose="repair" if step.strategy is Strategy.PATCH else "generate",
-        tier=step.tier,
-        messages=(system_message(state, "code"), ChatMessage(role="user", content=prompt)),
-    )
+    built = code_request(state, step, deps)
+    request = built.request
     outcome = call_or_end(state, llm, lambda: llm.complete(request))
     if isinstance(outcome, RunEnded):
         return outcome.state
-    target = target_of(state)
-    shape = read_answer(outcome.text, prompt=prompt, kind=state.spec.kind,
-                        entry_point=target.name if target else None)
+    shape = _shape(state, built, outcome.text)
     code = shape.code
     refused = [] if shape.problem is None else [RejectedReply.of(
         request.purpose, shape.problem, outcome.text, outcome.finish_reason)]
@@ -63,7 +54,7 @@ def generate(state: RunState, deps: Deps) -> RunState:
         # pieces of prose are not a cycle, the same one twice is.
         code_sha=code_sha(code if code.strip() else outcome.text),
         base_attempt=step.base_attempt, reason=step.reason, llm_calls=llm.calls,
-        rejected=refused,
+        rejected=refused, temperature=request.temperature,
     )
     attempt = _mark_cycle_or_empty(state, attempt, oversized=oversized,
                                    shape_problem=shape.problem)
@@ -93,25 +84,18 @@ def code_sha(code: str) -> str:
     return hashlib.sha256(code.encode()).hexdigest()
 
 
-def _prompt(state: RunState, step: NextStep, deps: Deps) -> str:
-    common = {
-        "prompt": state.spec.prompt,
-        "contract_json": json.dumps(state.contract.model_dump(mode="json"), indent=2),
-        "output_name": state.output_name,
-        "tests": state.tests,
-        "guidance": state.guidance,
-        "inputs": previews(deps.inputs),
-    }
-    if step.strategy is Strategy.INITIAL:
-        approach = state.plan.approach if state.plan else ""
-        return render("prompts/generate.j2", approach=approach, **common)
-    packet = state.attempts[-1].packet
-    packet_text = render_packet(packet) if packet else ""
-    if step.strategy is Strategy.PATCH and step.base_attempt is not None:
-        base = state.attempts[step.base_attempt - 1]
-        return render("prompts/repair.j2", base_code=base.code, base_attempt=base.index,
-                      packet_text=packet_text, **common)
-    return render("prompts/rethink.j2", packet_text=packet_text, **common)
+def _shape(state: RunState, built: CodeRequest, answer: str) -> AnswerShape:
+    """What the answer gives: a completion continues the code it was given (an empty one
+    wrote nothing after the docstring); a chat answer is read for its code block."""
+    if built.request.mode == "completion":
+        body = cut_at_stops(answer)
+        if not body.strip():
+            return AnswerShape("", "the completion was empty: the model wrote nothing after "
+                               "the function's docstring")
+        return AnswerShape(built.prefix + body.rstrip() + "\n")
+    target = target_of(state)
+    return read_answer(answer, prompt=built.prompt, kind=state.spec.kind,
+                       entry_point=target.name if target else None)
 
 
 def _mark_cycle_or_empty(state: RunState, attempt: Attempt, *, oversized: int | None = None,

@@ -7,12 +7,14 @@ is rendered from it, so nothing the report says can drift from what the loop did
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from selfcorrect_action.choices import Runtime
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.llm.models import ModelTiers, Tier
+from selfcorrect_action.llm.server_probe import ServerInfo
 from selfcorrect_action.records import evolve
 from selfcorrect_action.sandbox.models import ExecutionResult
 from selfcorrect_action.spec import Budget, TaskSpec
@@ -20,8 +22,9 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 
 # 2: the spec records `isolation` (runs of version 1 always imported the candidate into
 # pytest's process; report/run_json.py reads them as `isolation: in-process`).
-# 3: the spec's optional `signature` and a repair packet's `wanted_shape` (issue 21); both
-# optional, so a version 2 file reads as it was.
+# 3: the spec's `signature` and `generation`, a repair packet's `wanted_shape`, the run's
+# `profile`, `generation` and detected `server`, each attempt's `temperature` (issue 21);
+# all with defaults, so a version 2 file reads as the run it was (standard profile, chat).
 SCHEMA_VERSION = 3
 
 
@@ -139,6 +142,7 @@ class Attempt(_Record):
     # Why this attempt was made: the NextStep reason reflect gave (empty for the first). The
     # audit trail shows it per attempt; next_step only holds the latest decision.
     reason: str = ""
+    temperature: float | None = None  # what the generation asked for (None: the model's own)
 
 
 class Usage(_Record):
@@ -201,6 +205,13 @@ class RunState(BaseModel):
     # For status error: the exit code of the error that ended the run, as the CLI reports
     # such errors up front (2: a replay that does not fit the run; 3: infrastructure).
     error_exit_code: int | None = None
+    # How code is asked for (issue 21), decided when the run's model connection opens:
+    # the profile (`small`: short prompts, the code's start given, temperature 0 first),
+    # the generation (`completion`: the model continues the function's code), and the
+    # server found at the API base, if one was asked.
+    profile: Literal["standard", "small"] = "standard"
+    generation: Literal["chat", "completion"] = "chat"
+    server: ServerInfo | None = None
 
     @property
     def budget(self) -> Budget:

@@ -12,6 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from selfcorrect_action.llm.models import Tier
+from selfcorrect_action.loop.sampling import deterministic_repeat
 from selfcorrect_action.loop.state import Attempt, NextStep, Status, Strategy
 from selfcorrect_action.taxonomy import Category
 
@@ -72,10 +73,13 @@ def next_step_after(attempts: list[Attempt], budget: RetryBudget, used: RetryBud
     latest = attempts[-1]
     category = _category(latest)
     escalated = any(a.tier == "strong" for a in attempts)
-    stuck = latest.cycle_of is not None or stalls(attempts) >= STALL_LIMIT
+    # A repeat asked for at temperature 0 is the sampling's: the next attempt is warmer
+    # (loop/sampling.py), so it is not yet a reason to escalate or stop.
+    repeated = latest.cycle_of is not None and not deterministic_repeat(latest)
+    stuck = repeated or stalls(attempts) >= STALL_LIMIT
     if stuck and escalated:
         why = (f"attempt {latest.index} repeated attempt {latest.cycle_of}'s code"
-               if latest.cycle_of is not None else
+               if repeated else
                f"{STALL_LIMIT} attempts in a row made no progress")
         return Decision(None, Status.STOPPED, f"{why}, even with the strong model")
     strategy = _affordable(strategy_for(category, attempts), budget, used)
@@ -90,7 +94,7 @@ def next_step_after(attempts: list[Attempt], budget: RetryBudget, used: RetryBud
     reason = f"{category.value} failure: {strategy.value}"
     if stuck:
         reason += " with the strong model (" + (
-            "same code as before" if latest.cycle_of is not None else "no progress") + ")"
+            "same code as before" if repeated else "no progress") + ")"
     if base is not None and base != latest.index:
         reason += f", restarting from attempt {base} (the best so far)"
     return Decision(NextStep(strategy=strategy, tier=tier, base_attempt=base, reason=reason))

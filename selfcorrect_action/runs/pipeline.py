@@ -19,6 +19,7 @@ from typing import Generic, TypeVar
 from selfcorrect_action.errors import Interrupted, interruption
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.llm.server_probe import ServerInfo
 from selfcorrect_action.loop.deps import Executor
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.records import evolve
@@ -80,6 +81,9 @@ class Connections:
     llm: LLM | None = None
     engine: Engine | None = None
     sandbox: Executor | None = None
+    # What answered at --api-base, when the caller made the llm itself and asked
+    # (runs/session.py:detected); the run's profile and generation follow from it.
+    server: ServerInfo | None = None
 
 
 @dataclass(frozen=True)
@@ -120,7 +124,8 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
     with RunSession(prepared.models, prepared.settings, limits=prepared.limits,
                     inputs=prepared.inputs, environ=environ, secrets=secrets, events=events,
                     cancel=cancel, llm=given.llm, engine=given.engine,
-                    sandbox=given.sandbox, priced=prepared.priced) as session:
+                    sandbox=given.sandbox, priced=prepared.priced,
+                    server=given.server, task_prompt=prepared.state.spec.prompt) as session:
         state = session.run(prepared.state)
         with cancel.shielded():  # a signal now stops the run after its reports, not in them
             reports = render_reports(state, secrets=secrets)

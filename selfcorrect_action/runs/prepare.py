@@ -63,9 +63,17 @@ def check_models(models: ModelTiers, settings: RunSettings) -> None:
 def check_replay_fits(replay: Path, prompt: str, *, secrets: Sequence[str] = ()) -> None:
     """A recording made for another task would replay its answers against this one: refuse
     it up front. The task's prompt is quoted in the recorded requests."""
-    from selfcorrect_action.llm.recording import read_recording
+    from selfcorrect_action.llm.recording import read_recording, task_digest
 
     recording = read_recording(replay)
+    recorded = recording.header.task_sha256
+    if recorded is not None:
+        if recorded in {task_digest(prompt), task_digest(redact(prompt, secrets=secrets))}:
+            return
+        raise UsageError(f"{replay}: this recording was made for a different task (its "
+                         "header names another prompt's digest)",
+                         hint="replay the recording made for this spec, or re-record it "
+                         "with --record")
     for exchange in recording.exchanges:
         asked = "\n".join(message.content for message in exchange.request.messages)
         # Recordings are redacted: a prompt that quotes a token is recorded without it.

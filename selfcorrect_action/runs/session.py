@@ -16,11 +16,14 @@ from types import TracebackType
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.llm.retry import RetryPolicy
+from selfcorrect_action.llm.server_probe import ServerInfo
 from selfcorrect_action.loop.budget import LimitsFn, PriceFn, no_limits, unpriced_cost_cap
 from selfcorrect_action.loop.deps import Deps, Executor, no_price
 from selfcorrect_action.loop.orchestrator import run_loop
 from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.records import evolve
 from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.model_fit import fitted
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
@@ -57,7 +60,8 @@ class RunSession:
                  secrets: Sequence[str], events: RunEvents | None = None,
                  cancel: CancelToken | None = None, llm: LLM | None = None,
                  engine: Engine | None = None, sandbox: Executor | None = None,
-                 priced: bool = True) -> None:
+                 priced: bool = True, server: ServerInfo | None = None,
+                 task_prompt: str = "") -> None:
         self.models = models
         self.settings = settings
         self._limits = limits
@@ -70,6 +74,8 @@ class RunSession:
         self._priced = priced
         self._stack = contextlib.ExitStack()
         self._deps: Deps | None = None
+        self.server = server  # what answered at --api-base, if asked
+        self._task_prompt = task_prompt
 
     def __enter__(self) -> RunSession:
         try:
@@ -95,6 +101,10 @@ class RunSession:
 
     def run(self, state: RunState) -> RunState:
         deps = self._opened()
+        state = fitted(state, self.settings, self.server)
+        if state.profile != "standard" or state.generation != "chat":
+            deps.on_event("llm", f"asking for code with the {state.profile} profile, "
+                          f"{state.generation} generation")
         for warning in unpriced_cost_cap(state.budget.cost_usd, self.models, deps.price,
                                          replaying=self.settings.replaying):
             deps.on_event("budget", warning)
@@ -109,8 +119,10 @@ class RunSession:
         llm, engine_given, sandbox = self._given
         say = self.events.on_event
         if llm is None:
-            llm = llm_client(self.models, self.settings, secrets=self._secrets,
-                             on_wait=lambda message: say("llm", message))
+            settings, self.server = detected(self.settings, self.models, say)
+            llm = llm_client(self.models, settings, secrets=self._secrets,
+                             on_wait=lambda message: say("llm", message),
+                             task_prompt=self._task_prompt)
         if sandbox is None:
             # What the session connects it closes; an engine handed in stays open.
             client = engine_given or self._stack.enter_context(
@@ -132,16 +144,34 @@ class RunSession:
                          events=self.events, cancel=self.cancel, priced=self._priced)
 
 
+def detected(settings: RunSettings, models: ModelTiers, say: Callable[[str, str], None]
+             ) -> tuple[RunSettings, ServerInfo | None]:
+    """The settings with what the server at --api-base takes (once per run, never for a
+    replay): its structured-output mode, where `auto` left it open."""
+    if settings.api_base is None or settings.replaying:
+        return settings, None
+    from selfcorrect_action.llm.server_probe import probe
+
+    server = probe(settings.api_base, models.cheap)
+    say("llm", f"server at the API base: {server.described()}")
+    if settings.structured_output == "auto" and server.structured_output is not None:
+        settings = evolve(settings, {"structured_output": server.structured_output})
+    return settings, server
+
+
 def llm_client(models: ModelTiers, settings: RunSettings, *, secrets: Sequence[str],
-               on_wait: Callable[[str], None] | None = None) -> LLM:
-    """The model client a run's settings ask for: replayed, recorded, or live."""
+               on_wait: Callable[[str], None] | None = None, task_prompt: str = "") -> LLM:
+    """The model client a run's settings ask for: replayed, recorded, or live. A recording
+    names the task it was made for by its prompt's digest (`task_prompt`)."""
     from selfcorrect_action.llm.factory import client_for  # litellm loads on first call
+    from selfcorrect_action.llm.recording import task_digest
 
     return client_for(
         models, replay=settings.replay, record=settings.record,
         api_base=settings.api_base, timeout_s=settings.llm_timeout_s,
         retry=RetryPolicy(max_attempts=settings.llm_retries + 1), secrets=secrets,
         on_wait=on_wait, structured=settings.structured_output,
+        task_sha256=task_digest(task_prompt) if task_prompt else None,
     )
 
 

@@ -12,7 +12,16 @@ from urllib.parse import urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from selfcorrect_action.choices import RUNTIMES, STRUCTURED_CHOICES, Runtime, StructuredOutput
+from selfcorrect_action.choices import (
+    GENERATIONS,
+    PROFILES,
+    RUNTIMES,
+    STRUCTURED_CHOICES,
+    Generation,
+    Profile,
+    Runtime,
+    StructuredOutput,
+)
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.llm.client import DEFAULT_TIMEOUT_S
 
@@ -23,6 +32,8 @@ ENV_LLM_RETRIES = "SELFCORRECT_LLM_RETRIES"
 ENV_STRUCTURED = "SELFCORRECT_STRUCTURED_OUTPUT"
 ENV_RUNTIME = "SELFCORRECT_RUNTIME"
 ENV_SANDBOX_IMAGE = "SELFCORRECT_SANDBOX_IMAGE"
+ENV_PROFILE = "SELFCORRECT_PROFILE"
+ENV_GENERATION = "SELFCORRECT_GENERATION"
 DEFAULT_LLM_RETRIES = 3
 MAX_LLM_TIMEOUT_S = 3600.0
 MAX_LLM_RETRIES = 10
@@ -49,6 +60,9 @@ class RunSettings(BaseModel):
     # How structured answers are asked for (llm/formats.py): "auto" sends a JSON Schema
     # where litellm says the model enforces one; OpenAI-compatible servers opt in.
     structured_output: StructuredOutput = "auto"
+    profile: Profile = "auto"
+    # None: not given, so the spec's `generation:` applies (a flag or input still wins).
+    generation: Generation | None = None
 
     @property
     def replaying(self) -> bool:
@@ -103,6 +117,16 @@ def structured_output(raw: str, where: str) -> str:
     return value
 
 
+def _one_of(choices: tuple[str, ...], example: str) -> Callable[[str, str], str]:
+    def parse(raw: str, where: str) -> str:
+        value = raw.strip().lower()
+        if value not in choices:
+            raise UsageError(f"{where}: expected one of {', '.join(choices)}, got {raw!r}",
+                             hint=f"for example {where}={example}")
+        return value
+    return parse
+
+
 def _model_name(raw: str, where: str) -> str | None:
     return raw.strip() or None
 
@@ -143,6 +167,10 @@ SETTINGS: tuple[Setting, ...] = (
             f"{DEFAULT_LLM_RETRIES}"),
     Setting("structured_output", "--structured-output", "structured-output", ENV_STRUCTURED,
             structured_output, "auto"),
+    Setting("profile", "--profile", "profile", ENV_PROFILE, _one_of(PROFILES, "small"),
+            "auto (small for a model of 3B parameters or fewer, where its size is known)"),
+    Setting("generation", "--generation", "generation", ENV_GENERATION,
+            _one_of(GENERATIONS, "completion"), "the spec's `generation:`, else auto"),
     Setting("runtime", "--runtime", "sandbox-runtime", ENV_RUNTIME, runtime, "runc"),
     Setting("sandbox_image", "--sandbox-image", "sandbox-image", ENV_SANDBOX_IMAGE,
             _model_name, "built from sandbox/ (reused while current)"),

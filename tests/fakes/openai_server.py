@@ -18,6 +18,15 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
 CHAT_PATH = "/v1/chat/completions"
+COMPLETIONS_PATH = "/v1/completions"
+# What llama-cpp-python's server (0.3.36) answers at its own paths: how the run's server
+# probe (llm/server_probe.py) knows it. FakeOpenAIServer(identity=LLAMA_CPP_PYTHON) says so.
+LLAMA_CPP_PYTHON = {
+    "/v1/models": {"object": "list", "data": [{"id": "local", "object": "model",
+                                               "owned_by": "me", "permissions": []}]},
+    "/openapi.json": {"info": {"title": "🦙 llama.cpp Python API", "version": "0.3.36"},
+                      "paths": {CHAT_PATH: {}, COMPLETIONS_PATH: {}}},
+}
 
 
 class Behaviour(Protocol):
@@ -40,6 +49,9 @@ class Reply:
             chars = sum(len(str(m.get("content", ""))) for m in handler.current_body.get(
                 "messages", []))
             reply = dataclasses.replace(self, prompt_tokens=max(1, chars // 4))
+        if handler.path == COMPLETIONS_PATH:
+            handler.send_json(200, text_completion_body(reply))
+            return
         handler.send_json(200, completion_body(reply))
 
 
@@ -137,6 +149,15 @@ def completion_body(reply: Reply) -> dict[str, Any]:
     }
 
 
+def text_completion_body(reply: Reply) -> dict[str, Any]:
+    """/v1/completions's answer: the continuation as `text`, no message."""
+    body = completion_body(reply)
+    body["object"] = "text_completion"
+    body["choices"] = [{"index": 0, "text": reply.content, "logprobs": None,
+                        "finish_reason": reply.finish_reason}]
+    return body
+
+
 @dataclass(frozen=True)
 class ReceivedRequest:
     path: str
@@ -169,9 +190,16 @@ class _Handler(BaseHTTPRequestHandler):
     def server_stopping(self) -> threading.Event:
         return self.server.stopping
 
+    def do_GET(self) -> None:
+        found = self.server.identity.get(self.path)
+        if found is None:
+            self.send_json(404, {"detail": "Not Found"})
+            return
+        self.send_json(200, found)
+
     def do_POST(self) -> None:
         request = self._read_request()
-        if request.path != CHAT_PATH:
+        if request.path not in (CHAT_PATH, COMPLETIONS_PATH):
             self.send_json(404, {"error": {"message": f"no route {request.path}"}})
             return
         self.current_body = request.body
@@ -214,16 +242,21 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, script: _Script) -> None:
+    def __init__(self, script: _Script, identity: dict[str, Any]) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script = script
+        self.identity = identity
         self.stopping = threading.Event()
 
 
 class FakeOpenAIServer:
-    """``with FakeOpenAIServer() as server: server.script(Reply(...), Status(429))``."""
+    """``with FakeOpenAIServer() as server: server.script(Reply(...), Status(429))``.
 
-    def __init__(self) -> None:
+    ``identity``: GET path → JSON answer, as a particular server answers its own paths
+    (LLAMA_CPP_PYTHON); every other GET is 404, as an unknown server's would be."""
+
+    def __init__(self, identity: dict[str, Any] | None = None) -> None:
+        self._identity = identity or {}
         self._script = _Script()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -236,7 +269,7 @@ class FakeOpenAIServer:
         self.stop()
 
     def start(self) -> None:
-        self._server = _Server(self._script)
+        self._server = _Server(self._script, self._identity)
         # A short poll interval: shutdown() waits up to one interval, for every test.
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True

@@ -132,6 +132,29 @@ def test_isolation_defaults_to_a_process_of_its_own(repo: Path) -> None:
     assert load("prompt: p\nisolation:\n", repo).isolation == "process"
 
 
+def test_a_signature_is_a_name_or_a_def_line(repo: Path) -> None:
+    assert load("prompt: p\nkind: function\nsignature: parse_row\n", repo).signature == (
+        "parse_row")
+    spec = load("prompt: p\nkind: function\nsignature: 'def parse_row(line: str) -> dict'\n",
+                repo)
+    assert spec.signature == "def parse_row(line: str) -> dict:"
+
+
+def test_a_bad_signature_is_located_with_an_example(repo: Path) -> None:
+    problem = only_problem("prompt: p\nkind: function\nsignature: 'def f(:'\n", repo)
+    assert problem.startswith("spec.yml:3:1: signature: must be a function's name or its "
+                              "def line; got 'def f(:'")
+    assert "signature: def parse_row(line: str) -> dict:" in problem
+
+
+def test_a_signature_or_completion_on_a_script_is_refused(repo: Path) -> None:
+    assert "a signature is for `kind: function`" in only_problem(
+        "prompt: p\nsignature: f\n", repo)
+    assert "completion continues a function's code" in only_problem(
+        "prompt: p\ngeneration: completion\n", repo)
+    assert load("prompt: p\ngeneration: chat\n", repo).generation == "chat"
+
+
 def test_an_unknown_isolation_lists_the_choices(repo: Path) -> None:
     problem = only_problem("prompt: p\nisolation: inprocess\n", repo)
     assert problem.startswith(

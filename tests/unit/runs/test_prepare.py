@@ -8,7 +8,7 @@ import pytest
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ChatResponse, ModelTiers
-from selfcorrect_action.llm.recording import Recorder
+from selfcorrect_action.llm.recording import Recorder, task_digest
 from selfcorrect_action.runs.prepare import (
     check_models,
     check_replay_fits,
@@ -90,3 +90,18 @@ def test_known_providers_and_replays_pass() -> None:
     check_models(ModelTiers(cheap="ollama/llama3", strong="anthropic/claude-3-5-haiku-latest",
                             judge="openai/smollm2"), RunSettings())
     check_models(ModelTiers(cheap="foo/bar"), RunSettings(replay=Path("r.jsonl")))
+
+
+def test_a_recording_that_names_its_task_is_held_to_it(tmp_path: Path) -> None:
+    """A completion or a small model's prompt need not quote the task: the recording's
+    header names the task by its prompt's digest instead."""
+    path = tmp_path / "rec.jsonl"
+    recorder = Recorder(path, task_sha256=task_digest("Complete double()."))
+    request = ChatRequest(purpose="generate", tier="cheap", mode="completion", messages=(
+        ChatMessage(role="user", content="def double(x):\n"),))
+    recorder.record(request, ChatResponse(text="    return 2 * x\n", model="m",
+                                          prompt_tokens=1, completion_tokens=1, cost_usd=0,
+                                          cost_known=True, latency_ms=1))
+    check_replay_fits(path, "Complete double().")
+    with pytest.raises(UsageError, match="names another prompt's digest"):
+        check_replay_fits(path, "Complete triple().")

@@ -1,0 +1,56 @@
+"""How a run asks its model for code, decided once the server is known: the profile
+(standard or small) and the generation (chat or completion). Pure.
+
+Small models (issue 21) drown in a long system prompt and a contract they cannot use; they
+do better continuing the code they were given. Where the user said nothing (`auto`), the
+model's size decides the profile, as the server reports it or as its name says
+(SmolLM2-135M, qwen2.5-coder:1.5b), and what the server serves decides the generation.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from selfcorrect_action.llm.server_probe import ServerInfo, params_in_name
+from selfcorrect_action.loop.function_target import target_of
+from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.records import evolve
+from selfcorrect_action.runs.settings import RunSettings
+
+SMALL_MODEL_PARAMS = 3_000_000_000
+
+
+def fitted(state: RunState, settings: RunSettings, server: ServerInfo | None) -> RunState:
+    """The state with its profile, generation and server decided."""
+    return evolve(state, {"profile": profile_for(state, settings, server),
+                          "generation": generation_for(state, settings, server),
+                          "server": server})
+
+
+RunProfile = Literal["standard", "small"]
+RunGeneration = Literal["chat", "completion"]
+
+
+def profile_for(state: RunState, settings: RunSettings, server: ServerInfo | None
+                ) -> RunProfile:
+    if settings.profile == "small" or settings.profile == "standard":
+        return settings.profile
+    params = (server.model_params if server else None) or params_in_name(state.models.cheap)
+    return "small" if params is not None and params <= SMALL_MODEL_PARAMS else "standard"
+
+
+def generation_for(state: RunState, settings: RunSettings, server: ServerInfo | None
+                   ) -> RunGeneration:
+    wanted = settings.generation or state.spec.generation or "auto"
+    if state.spec.kind != "function":
+        return "chat"
+    target = target_of(state)
+    if target is None or not target.head:
+        return "chat"  # nothing to continue: completion needs the function's start
+    if wanted == "chat" or wanted == "completion":
+        return wanted
+    # litellm's text completion reaches an OpenAI-compatible server's /v1/completions for
+    # the `openai/<name>` spelling: what --api-base servers are named as.
+    completions = (server is not None and server.completions
+                   and state.models.cheap.startswith("openai/"))
+    return "completion" if completions else "chat"

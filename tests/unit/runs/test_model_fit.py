@@ -1,0 +1,65 @@
+"""How a run asks for code, decided from what the user said and what the server is."""
+
+from __future__ import annotations
+
+import pytest
+
+from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.llm.server_probe import ServerInfo
+from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.runs.model_fit import fitted
+from selfcorrect_action.runs.settings import RunSettings
+from selfcorrect_action.spec import TaskSpec
+
+STUB = '```python\ndef f(x):\n    """Double x."""\n```'
+LLAMA = ServerInfo(kind="llama-cpp-python", completions=True)
+
+
+def state(model: str = "openai/local", *, kind: str = "function", prompt: str = STUB,
+          generation: str | None = None) -> RunState:
+    spec = TaskSpec.model_validate({"prompt": prompt, "kind": kind, "generation": generation})
+    return RunState(run_id="r", started_at="t", spec_source="s.yml", spec=spec,
+                    output_name="m.py", contract=spec.contract,
+                    models=ModelTiers(cheap=model, strong=model, judge=model))
+
+
+@pytest.mark.parametrize(("model", "server", "profile"), [
+    ("openai/local", None, "standard"),
+    ("openai/SmolLM2-135M-Instruct", None, "small"),
+    ("ollama/qwen2.5-coder:1.5b", None, "small"),
+    ("openai/Qwen2.5-7B-Instruct", None, "standard"),
+    ("openai/local", ServerInfo(model_params=500_000_000), "small"),
+    ("openai/gpt-4o-mini", None, "standard"),
+])
+def test_auto_picks_small_for_models_of_3b_or_fewer(model: str, server: ServerInfo | None,
+                                                    profile: str) -> None:
+    assert fitted(state(model), RunSettings(), server).profile == profile
+
+
+def test_a_profile_given_is_kept() -> None:
+    small = RunSettings(profile="small")
+    assert fitted(state("openai/gpt-4o"), small, None).profile == "small"
+    standard = RunSettings(profile="standard")
+    assert fitted(state("openai/SmolLM2-135M"), standard, None).profile == "standard"
+
+
+def test_auto_generation_completes_where_the_server_serves_it() -> None:
+    assert fitted(state(), RunSettings(), LLAMA).generation == "completion"
+    assert fitted(state(), RunSettings(), None).generation == "chat"
+    assert fitted(state(), RunSettings(), ServerInfo()).generation == "chat"
+    hosted = state("anthropic/claude-3-5-haiku-latest")
+    assert fitted(hosted, RunSettings(), LLAMA).generation == "chat"
+
+
+def test_the_flag_wins_over_the_spec_and_scripts_always_chat() -> None:
+    spec_says = state(generation="chat")
+    assert fitted(spec_says, RunSettings(), LLAMA).generation == "chat"
+    assert fitted(spec_says, RunSettings(generation="completion"), None).generation == (
+        "completion")
+    script = state(kind="script", prompt="Print hello.")
+    assert fitted(script, RunSettings(generation="completion"), LLAMA).generation == "chat"
+
+
+def test_completion_needs_the_functions_start() -> None:
+    no_stub = state(prompt="Write f that doubles x.")
+    assert fitted(no_stub, RunSettings(generation="completion"), LLAMA).generation == "chat"
