@@ -6,10 +6,12 @@ and `close()` waits for background removals. Use it as a context manager.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
 
 from selfcorrect_action.sandbox import lifecycle
 from selfcorrect_action.sandbox.config import PoolKey
+from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.execution import execute
 from selfcorrect_action.sandbox.host import ContainerHost
 from selfcorrect_action.sandbox.lifecycle import Prepared
@@ -22,16 +24,36 @@ COLD_IDLE_TIMEOUT_S = 60.0
 
 
 class Sandbox(ContainerHost):
-    """`run(request, artifact_dir)`: one execution in a container of its own."""
+    """`run(request, artifact_dir)`: one execution in a container of its own;
+    `kill_running()`, from another thread, ends the executions in progress."""
+
+    def __init__(self, engine: Engine, image: str, *, pool_size: int = 0,
+                 max_workers: int = 4) -> None:
+        super().__init__(engine, image, pool_size=pool_size, max_workers=max_workers)
+        self._running: set[str] = set()  # ids of the containers executing a request now
+        self._running_lock = threading.Lock()
 
     def run(self, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
         self._require_runtime(request.runtime, request.limits.network)
         prepared = self._acquire(self.key(request.limits, request.runtime,
                                           boundary=request.boundary is not None))
+        with self._running_lock:
+            self._running.add(prepared.container_id)
         try:
             return execute(prepared, request, artifact_dir)
         finally:
+            with self._running_lock:
+                self._running.discard(prepared.container_id)
             self._teardown(prepared)
+
+    def kill_running(self) -> None:
+        """SIGKILL the containers whose scripts are running now (a cancelled run must not
+        wait out a script's timeout): each `run` in progress returns early, with what its
+        killed runner left, and removes its container as always."""
+        with self._running_lock:
+            running = list(self._running)
+        for container_id in running:
+            self._engine.kill(container_id)
 
     def _make_cold(self, key: PoolKey) -> Prepared:
         return lifecycle.prepare(self._engine, key, session=self.session, owner=self.owner,
