@@ -68,8 +68,9 @@ def test_a_cancel_kills_the_running_script_and_removes_its_container(tmp_path: P
     token = CancelToken()
     cancelled_at: list[float] = []
     watcher = _cancel_once_running(engine, token, cancelled_at)
-    outcome = pipeline.run(_prepared(tmp_path), environ={}, secrets=[], cancel=token,
-                           reports_dir=tmp_path / "out", connections=Connections(engine=engine))
+    outcome: pipeline.RunOutcome[None] = pipeline.run(
+        _prepared(tmp_path), environ={}, secrets=[], cancel=token,
+        reports_dir=tmp_path / "out", connections=Connections(engine=engine))
     watcher.join()
     assert time.monotonic() - cancelled_at[0] < SCRIPT_RUNS_S / 3, "the script was not waited"
     assert outcome.exit_code == 130 and outcome.interruption is not None
