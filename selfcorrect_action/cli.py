@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from selfcorrect_action import __version__
 from selfcorrect_action.choices import RUNTIMES, STRUCTURED_CHOICES
-from selfcorrect_action.errors import SelfcorrectError, interrupted_by
+from selfcorrect_action.errors import SelfcorrectError, UsageError, interrupted_by
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
 
@@ -122,10 +122,14 @@ def _add_run(sub: Subparsers) -> None:
     p = sub.add_parser(
         "run",
         help="run a task spec through the whole loop (plan, generate, execute, evaluate, repair)",
-        description="Turn the task in SPEC into a script shown to work; write it, run.json "
-        "and AUDIT.md to the output folder.",
+        description="Turn the task in SPEC (or --prompt TEXT) into a script shown to work; "
+        "write it, run.json and AUDIT.md to the output folder.",
     )
-    p.add_argument("spec", type=Path, help="the task spec (YAML; see docs/task-spec.md)")
+    p.add_argument("spec", type=Path, nargs="?",
+                   help="the task spec (YAML; see docs/task-spec.md)")
+    p.add_argument("--prompt", metavar="TEXT",
+                   help="the task in plain words, instead of a spec file (the script is named "
+                   "after its first words: scripts/<name>.py, default output out/<name>)")
     p.add_argument("--replay", type=Path, help="play back a recording instead of calling a model")
     p.add_argument("--record", type=Path, help="record every model exchange to this file "
                    "(a new file: an existing one is kept unless --overwrite-record)")
@@ -186,8 +190,13 @@ def _resolved_settings(args: argparse.Namespace) -> Resolved:
 def _run_run(args: argparse.Namespace) -> int:
     from selfcorrect_action.commands.run_cmd import RunOptions, run_spec
 
+    if (args.spec is None) == (args.prompt is None):
+        raise UsageError("give a spec file or --prompt TEXT, not both and not neither",
+                         hint="e.g. `selfcorrect run task.yml`, or `selfcorrect run --prompt "
+                         "\"Print the first 10 primes\"`")
     return run_spec(RunOptions(
-        spec_path=args.spec, settings=_resolved_settings(args).settings,
+        task=args.spec if args.spec is not None else args.prompt,
+        settings=_resolved_settings(args).settings,
         out_dir=args.out_dir, as_json=args.json, overwrite_record=args.overwrite_record,
     ), environ=os.environ, cancel=args.cancel)
 
