@@ -201,6 +201,33 @@ def _run_run(args: argparse.Namespace) -> int:
     ), environ=os.environ, cancel=args.cancel)
 
 
+def _add_mcp(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "mcp", help="serve the loop, the sandbox and the validator as MCP tools (stdio)",
+        description="An MCP server on stdin and stdout for MCP clients (Claude Desktop, "
+        "Claude Code, IDE agents): run_task, start_run, get_run, cancel_run, exec, validate, "
+        "list_runs and get_audit. Paths the client sends stay under --root; runs are kept "
+        "in ROOT/.selfcorrect/mcp-runs/. Needs the mcp extra: pip install "
+        "'selfcorrect-action[mcp]'. The provider key comes from the environment the client "
+        "starts the server with.",
+    )
+    p.add_argument("--root", type=Path, default=Path("."), metavar="DIR",
+                   help="the folder whose files clients may name (default: the current one)")
+    p.add_argument("--replay", type=Path, metavar="FILE",
+                   help="play back this recording in every run instead of calling a model")
+    p.add_argument("--max-runs", type=int, default=1, metavar="N",
+                   help="runs at once; the rest wait their turn (default 1)")
+    _add_settings(p)
+    p.set_defaults(handler=_run_mcp)
+
+
+def _run_mcp(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.mcp_cmd import serve_mcp
+
+    return serve_mcp(root=args.root, settings=_resolved_settings(args).settings,
+                     max_runs=args.max_runs, environ=os.environ)
+
+
 def _add_config(sub: Subparsers) -> None:
     p = sub.add_parser(
         "config", help="print the run settings in effect and where each one comes from",
@@ -307,7 +334,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND",
                                 parser_class=_Parser)
     for add in (_add_run, _add_exec, _add_config, _add_sandbox, _add_validate, _add_action,
-                _add_bench):
+                _add_bench, _add_mcp):
         add(sub)
     return parser
 
