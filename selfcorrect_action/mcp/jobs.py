@@ -155,15 +155,16 @@ class JobQueue:
         with self._ready:
             if self._closed:
                 raise UsageError("the server is shutting down and takes no more runs")
-            if len(self._waiting) >= self._max_waiting:
+            # Jobs cancelled while waiting stay in the deque until a worker drops them.
+            waiting = sum(1 for queued in self._waiting if queued.phase == "queued")
+            if waiting >= self._max_waiting:
                 raise UsageError(
-                    f"{len(self._waiting)} runs are waiting already, the most this server "
-                    "queues", hint="wait for one to finish (get_run), or cancel one "
-                    "(cancel_run)")
+                    f"{waiting} runs are waiting already, the most this server queues",
+                    hint="wait for one to finish (get_run), or cancel one (cancel_run)")
             self._jobs[job.id] = job
             self._waiting.append(job)
             self._ready.notify()
-            return len(self._waiting) - 1
+            return waiting
 
     def get(self, job_id: str) -> Job | None:
         with self._ready:

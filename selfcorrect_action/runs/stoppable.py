@@ -2,9 +2,9 @@
 a Python API caller's), so the run stops in seconds rather than after the script's timeout
 or the model call's.
 
-- The sandbox: the cancel kills the container whose script is running (through the
-  Sandbox's own `kill_running`); the execution returns early and is not evaluated, since
-  what the killed script left says nothing about the script.
+- The sandbox: the cancel stops it (`Sandbox.stop`): the container whose script is running
+  is killed, and no later script starts; the execution returns early and is not evaluated,
+  since what the killed script left says nothing about the script.
 - A model call runs on a helper thread the run waits for; a cancel stops the wait. The call
   itself cannot be interrupted from outside: it ends on its own (at the latest at its
   timeout) and its answer is dropped, unpaid for in the reports, as when Ctrl-C interrupts
@@ -25,25 +25,25 @@ from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult
 
 
-class Killable(Executor, Protocol):
-    def kill_running(self) -> None: ...
+class Stoppable(Executor, Protocol):
+    def stop(self) -> None: ...
 
 
 class StoppableExecutor:
     """An Executor whose running script a cancel kills."""
 
-    def __init__(self, inner: Killable, cancel: CancelToken) -> None:
+    def __init__(self, inner: Stoppable, cancel: CancelToken) -> None:
         self._inner = inner
         self._cancel = cancel
 
     def run(self, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
         self._cancel.check()
         try:
-            with self._cancel.while_running(self._inner.kill_running):
+            with self._cancel.while_running(self._inner.stop):
                 result = self._inner.run(request, artifact_dir)
         except SelfcorrectError:
-            # A container killed while its request was sent fails as a sandbox error: the
-            # cancel, not the sandbox, is what stopped it.
+            # A container killed while its request was sent fails as a sandbox error, and
+            # a stopped sandbox refuses to run: the cancel is what stopped them.
             self._cancel.check()
             raise
         self._cancel.check()
