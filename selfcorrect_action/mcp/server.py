@@ -94,11 +94,14 @@ class Answers:
         done = await self.attempt(work)
         return done if isinstance(done, CallToolResult) else self.ok(done)
 
-    async def follow(self, job: Job, ctx: Context) -> CallToolResult:
+    async def follow(self, job: Job, ctx: Context, *, waiting: int | None = None
+                     ) -> CallToolResult:
         """Relay the job's progress until it ends, then answer with how it ended. A cancel
         of the call stops the job and waits for it to end cleanly (reports written,
         containers removed) before the call is let go."""
         try:
+            if waiting:
+                await ctx.report_progress(0, None, f"queued: {waiting} run(s) before it")
             await _relay(job, ctx)
         except anyio.get_cancelled_exc_class():
             job.stop()
@@ -163,7 +166,9 @@ def _add_run_tools(server: MCPServer[Any], tools: Tools, answers: Answers) -> No
         the summary in Markdown. For long runs, use start_run and get_run instead."""
         job = await answers.attempt(
             lambda: tools.start_run(TaskArgs(spec, spec_path, prompt, replay)))
-        return job if isinstance(job, CallToolResult) else await answers.follow(job, ctx)
+        if isinstance(job, CallToolResult):
+            return job
+        return await answers.follow(job, ctx, waiting=tools.queue.position(job))
 
     async def start_run(spec: SpecText = None, spec_path: SpecPath = None,
                         prompt: Prompt = None, replay: Replay = None
