@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Annotated, Any, TypeVar
@@ -265,16 +266,32 @@ def _add_resources(server: MCPServer[Any], tools: Tools, answers: Answers) -> No
 
 
 def serve(config: ServerConfig, *, max_runs: int) -> int:
-    """Serve over stdin and stdout until the client closes them; the runs still going
-    are then cancelled and waited for (their reports written, containers removed)."""
+    """Serve over stdin and stdout until the client closes them. The protocol runs on a
+    thread of its own: the main thread waits for it, where a signal (Ctrl-C, SIGTERM)
+    raises, and either way the runs still going are cancelled and waited for (their
+    reports written, containers removed). A signal cannot stop the protocol's event loop
+    itself: its stdin reader blocks in a thread that nothing but input or EOF ends."""
     environ = dict(config.environ)
     secrets = secrets_from_env(environ)
     queue = JobQueue(workers=max_runs, max_waiting=MAX_WAITING, environ=environ,
                      secrets=secrets).start()
+    server = build_server(Tools(config, queue), Answers(secrets, environ))
     print(f"selfcorrect mcp: serving {config.root} on stdio ({config.settings.runtime}, at "
           f"most {max_runs} run(s) at once)", file=sys.stderr, flush=True)
+    failed: list[BaseException] = []
+
+    def protocol() -> None:
+        try:
+            anyio.run(server.run_stdio_async)
+        except BaseException as exc:  # handed to the main thread, which raises it
+            failed.append(exc)
+
+    thread = threading.Thread(target=protocol, name="mcp-stdio", daemon=True)
+    thread.start()
     try:
-        anyio.run(build_server(Tools(config, queue), Answers(secrets, environ)).run_stdio_async)
+        thread.join()
     finally:
         queue.close(STOP_WAIT_S)
+    if failed:
+        raise failed[0]
     return 0

@@ -15,6 +15,7 @@ import json
 import os
 import queue
 import secrets
+import signal
 import socket
 import subprocess
 import sys
@@ -371,50 +372,102 @@ def test_runs_wait_their_turn_and_cancel_run_stops_either_kind(
     assert _containers(docker_client, client.server_pid) == []
 
 
-def test_garbage_on_stdin_is_survived_and_bad_requests_get_errors(tmp_path: Path) -> None:
-    """Below the SDK's client: a line that is not JSON, an unknown method, a call whose
-    params are not an object; the server answers what it can and serves the next call."""
-    server = subprocess.Popen(
-        [sys.executable, "-m", "selfcorrect_action", "mcp", "--root", str(tmp_path)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-        env=_server_environment())
-    lines: queue.Queue[str] = queue.Queue()
-    assert server.stdin is not None and server.stdout is not None
-    def read() -> None:
-        for line in server.stdout or []:
-            lines.put(line.decode())
+class RawServer:
+    """The server under a bare JSON-RPC client: lines in, lines out, nothing checked."""
 
-    reader = threading.Thread(target=read, daemon=True)
-    reader.start()
+    def __init__(self, root: Path) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "selfcorrect_action", "mcp", "--root", str(root)],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env=_server_environment())
+        self._lines: queue.Queue[str] = queue.Queue()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+        self._ids = 0
 
-    def send(message: dict[str, Any] | str) -> None:
-        assert server.stdin is not None
+    def _read(self) -> None:
+        for line in self.process.stdout or []:
+            self._lines.put(line.decode())
+
+    def send(self, message: dict[str, Any] | str) -> None:
+        assert self.process.stdin is not None
         text = message if isinstance(message, str) else json.dumps(message)
-        server.stdin.write(text.encode() + b"\n")
-        server.stdin.flush()
+        self.process.stdin.write(text.encode() + b"\n")
+        self.process.stdin.flush()
 
-    def answer() -> dict[str, Any]:
-        reply: dict[str, Any] = json.loads(lines.get(timeout=WAIT_S))
+    def answer(self) -> dict[str, Any]:
+        reply: dict[str, Any] = json.loads(self._lines.get(timeout=WAIT_S))
         return reply
 
+    def ask(self, method: str, params: Any) -> dict[str, Any]:
+        self._ids += 1
+        self.send({"jsonrpc": "2.0", "id": self._ids, "method": method, "params": params})
+        reply = self.answer()
+        assert reply["id"] == self._ids, reply
+        return reply
+
+    def initialize(self) -> None:
+        self.ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                "clientInfo": {"name": "raw", "version": "1"}})
+        self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
+        result: dict[str, Any] = self.ask("tools/call", {"name": tool,
+                                                         "arguments": arguments})["result"]
+        return result
+
+    def end(self) -> tuple[int, str]:
+        """Wait for it to exit; its exit code and what it said on stderr."""
+        try:
+            self.process.wait(WAIT_S)
+        finally:
+            self._reader.join(WAIT_S)
+            err = self.process.stderr.read().decode() if self.process.stderr else ""
+            for stream in (self.process.stdin, self.process.stdout, self.process.stderr):
+                if stream is not None:
+                    stream.close()
+        return self.process.returncode, err
+
+
+def test_garbage_on_stdin_is_survived_and_bad_requests_get_errors(tmp_path: Path) -> None:
+    """Below the SDK's client: a line that is not JSON, an unknown method, a call whose
+    params do not fit; the server answers what it can and serves the next call."""
+    server = RawServer(tmp_path)
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "1"}}})
-        assert answer()["id"] == 1
-        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        send("{this is not json")
-        send({"jsonrpc": "2.0", "id": 2, "method": "selfcorrect/nonsense"})
-        assert answer()["error"]["code"] == -32601
-        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}})
-        assert answer()["error"]["code"] == -32602
-        send({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
-            "name": "validate", "arguments": {"spec": "prompt: fine\n"}}})
-        reply = answer()
-        assert reply["id"] == 4 and reply["result"]["structuredContent"]["valid"] is True
+        server.initialize()
+        server.send("{this is not json")
+        assert server.ask("selfcorrect/nonsense", None)["error"]["code"] == -32601
+        assert server.ask("tools/call", {"name": 5})["error"]["code"] == -32602
+        result = server.call("validate", {"spec": "prompt: fine\n"})
+        assert result["structuredContent"]["valid"] is True
     finally:
-        server.stdin.close()
-        server.wait(WAIT_S)
-        reader.join(WAIT_S)
-        server.stdout.close()
-    assert server.returncode == 0, "stdin closed: the server ends as a client expects"
+        assert server.process.stdin is not None
+        server.process.stdin.close()
+        code, _ = server.end()
+    assert code == 0, "stdin closed: the server ends as a client expects"
+
+
+def test_sigterm_ends_the_server_after_its_runs_are_stopped_cleanly(
+        client: Client, docker_client: Any) -> None:
+    """A client that gives up on a server sends SIGTERM: its running runs are cancelled,
+    their reports written, their containers removed, and the server exits 143."""
+    server = RawServer(client.root)
+    try:
+        server.initialize()
+        run_id = server.call("start_run", {"spec_path": "tasks/slow.yml",
+                                           "replay": "slow.jsonl"})["structuredContent"]["run_id"]
+
+        def running() -> bool:
+            progress = server.call("get_run", {"run_id": run_id})["structuredContent"]
+            return any(line["message"] == "attempt 1: running slow.py"
+                       for line in progress["progress"])
+
+        _until(running, "the run runs its script")
+    finally:
+        server.process.send_signal(signal.SIGTERM)
+        code, err = server.end()
+    assert code == 143 and "interrupted by SIGTERM" in err
+    state = load_run_json((client.root / ".selfcorrect" / "mcp-runs" / run_id / "run.json")
+                          .read_text())
+    assert state.interrupted_by == "cancelled"
+    assert _containers(docker_client, server.process.pid) == []
