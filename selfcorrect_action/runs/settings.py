@@ -227,11 +227,10 @@ def input_values(raw: Mapping[str, str | None]) -> dict[str, Given | None]:
             for name, text in raw.items()}
 
 
-def argument_values(raw: Mapping[str, str | None], *, named: str = "argument"
-                    ) -> dict[str, Given | None]:
-    """Values a program passed (the Python API's keyword arguments, an MCP tool's
-    arguments), named as `argument NAME`: they win over the environment, as flags do."""
-    return {name: _given(SETTING[name].parse, text, f"{named} {name}")
+def argument_values(raw: Mapping[str, str | None]) -> dict[str, Given | None]:
+    """Values a program passed (the Python API's keyword arguments), named as `argument
+    NAME`: they win over the environment, as flags do."""
+    return {name: _given(SETTING[name].parse, text, f"argument {name}")
             for name, text in raw.items()}
 
 

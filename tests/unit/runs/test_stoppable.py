@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from selfcorrect_action.errors import Interrupted
+from selfcorrect_action.errors import Interrupted, SandboxError
+from selfcorrect_action.llm.errors import LLMError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ChatResponse
 from selfcorrect_action.loop.state import Status
 from selfcorrect_action.report import load_run_json
@@ -21,7 +22,8 @@ from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
 from selfcorrect_action.runs.pipeline import Connections
 from selfcorrect_action.runs.settings import RunSettings
-from selfcorrect_action.runs.stoppable import StoppableLLM
+from selfcorrect_action.runs.stoppable import StoppableExecutor, StoppableLLM
+from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult
 from selfcorrect_action.spec import load_spec
 from tests.fakes.fake_engine import FakeEngine, Reply
 from tests.fakes.replays import fenced, write_replay
@@ -137,3 +139,44 @@ def test_a_signal_interrupts_the_wait_on_the_main_thread() -> None:
         StoppableLLM(api, token).complete(REQUEST)
     assert raised.value.signal_name == "SIGINT"
     api.release.set()
+
+
+class _Failing:
+    """A sandbox whose execution fails as a stop makes it fail (or as a broken one)."""
+
+    def __init__(self, token: CancelToken | None = None) -> None:
+        self.token = token
+        self.stopped = False
+
+    def run(self, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
+        if self.token is not None:
+            self.token.cancel()  # a cancel lands while the script is sent
+        raise SandboxError("the sandbox did not start the script")
+
+    def stop(self) -> None:
+        self.stopped = True
+
+
+EXECUTION = ExecutionRequest(argv=["python3", "s.py"], files=[], timeout_s=5)
+
+
+def test_a_sandbox_failure_caused_by_the_cancel_is_the_cancel(tmp_path: Path) -> None:
+    token = CancelToken()
+    sandbox = _Failing(token)
+    with pytest.raises(Interrupted):
+        StoppableExecutor(sandbox, token).run(EXECUTION, tmp_path)
+    assert sandbox.stopped
+
+
+def test_a_sandbox_failure_without_a_cancel_stays_a_sandbox_failure(tmp_path: Path) -> None:
+    with pytest.raises(SandboxError, match="did not start"):
+        StoppableExecutor(_Failing(), CancelToken()).run(EXECUTION, tmp_path)
+
+
+def test_a_model_calls_error_comes_back_through_the_helper_thread() -> None:
+    class Refusing:
+        def complete(self, request: ChatRequest) -> ChatResponse:
+            raise LLMError("the API said no")
+
+    with pytest.raises(LLMError, match="the API said no"):
+        StoppableLLM(Refusing(), CancelToken()).complete(REQUEST)
