@@ -33,7 +33,7 @@ class Job:
     def __init__(self, job_id: str, label: str, work: Work) -> None:
         self.id = job_id
         self.label = label
-        self.cancel = CancelToken()
+        self.token = CancelToken()  # the work's: a stop cancels it
         self._work = work
         self._lock = threading.Lock()
         self._done = threading.Event()
@@ -72,11 +72,6 @@ class Job:
                 hint="this is a bug: the server's log names the file holding its "
                 "traceback; please report it", exit_code=EXIT_INTERNAL))
 
-    def start(self, *, environ: Mapping[str, str], secrets: Sequence[str]) -> None:
-        """Run it on a thread of its own, outside any queue."""
-        threading.Thread(target=self.run, kwargs={"environ": environ, "secrets": secrets},
-                         name=f"selfcorrect-job-{self.id}", daemon=True).start()
-
     def stop(self) -> bool:
         """Cancel it: one that waits never starts; one that runs stops at once, its
         reports written. False when it had ended already."""
@@ -87,7 +82,7 @@ class Job:
                 return True
             if self._phase != "running":
                 return False
-        self.cancel.cancel()
+        self.token.cancel()
         return True
 
     def wait(self, timeout_s: float | None = None) -> bool:
@@ -139,6 +134,7 @@ class JobQueue:
         self._waiting: collections.deque[Job] = collections.deque()
         self._ready = threading.Condition()
         self._threads: list[threading.Thread] = []
+        self._beside: list[tuple[Job, threading.Thread]] = []
         self._closed = False
 
     def start(self) -> Self:
@@ -175,6 +171,19 @@ class JobQueue:
         with self._ready:
             return list(reversed(self._jobs.values()))
 
+    def start_beside(self, job: Job) -> None:
+        """Run `job` now on a thread of its own, outside the queue and its limit (a single
+        script, not a run); `close()` stops it and waits for it all the same."""
+        thread = threading.Thread(target=job.run, kwargs={"environ": self._environ,
+                                                          "secrets": self._secrets},
+                                  name=f"selfcorrect-job-{job.id}", daemon=True)
+        with self._ready:
+            if self._closed:
+                raise UsageError("the server is shutting down and takes no more work")
+            self._beside = [(other, t) for other, t in self._beside if t.is_alive()]
+            self._beside.append((job, thread))
+        thread.start()
+
     def position(self, job: Job) -> int | None:
         """How many jobs wait before it; None when it is not waiting."""
         with self._ready:
@@ -184,11 +193,12 @@ class JobQueue:
     def close(self, timeout_s: float) -> None:
         with self._ready:
             self._closed = True
-            jobs = list(self._jobs.values())
+            jobs = [*self._jobs.values(), *(job for job, _ in self._beside)]
+            threads = [*self._threads, *(thread for _, thread in self._beside)]
             self._ready.notify_all()
         for job in jobs:
             job.stop()
-        for thread in self._threads:
+        for thread in threads:
             thread.join(timeout_s)
 
     def _serve(self) -> None:

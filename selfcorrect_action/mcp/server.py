@@ -218,8 +218,9 @@ def _add_other_tools(server: MCPServer[Any], tools: Tools, answers: Answers) -> 
         job = await answers.attempt(lambda: tools.exec_job(args))
         if isinstance(job, CallToolResult):
             return job
-        job.start(environ=answers.environ, secrets=answers.secrets)
-        return await answers.follow(job, ctx)
+        started = await answers.attempt(lambda: tools.queue.start_beside(job))
+        return started if isinstance(started, CallToolResult) else await answers.follow(job,
+                                                                                        ctx)
 
     async def validate(spec: SpecText = None, spec_path: SpecPath = None
                        ) -> Annotated[CallToolResult, ValidationResult]:

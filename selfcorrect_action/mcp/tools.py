@@ -72,13 +72,12 @@ class Tools:
         loaded = self._task(args)
         prepared = api.prepare_task(loaded, settings=settings, root=self.config.root,
                                     environ=self.config.environ)
-        folder = writable_folder(run_folder.run_folder(self.config.root, prepared.run_id),
-                                 "the run's folder")
+        folder = run_folder.run_folder(self.config.root, prepared.run_id)
         environ = self.config.environ
 
         def work(job: Job) -> api.RunResult:
-            return api.run_prepared(prepared, out_dir=folder, environ=environ,
-                                    on_event=job.on_event, cancel=job.cancel)
+            return api.run_prepared(prepared, out_dir=writable_folder(folder, "the run's folder"),
+                                    environ=environ, on_event=job.on_event, cancel=job.token)
 
         job = Job(prepared.run_id, run_folder.task_label(loaded.source, loaded.spec.prompt),
                   work)
@@ -118,7 +117,7 @@ class Tools:
             return api.exec_script(script, contract=contract, inputs=inputs,
                                    runtime=config.settings.runtime, environ=config.environ,
                                    on_progress=lambda line: job.on_event("execute", line),
-                                   cancel=job.cancel)
+                                   cancel=job.token)
 
         return Job(uuid.uuid4().hex[:12], args.script_name, work)
 

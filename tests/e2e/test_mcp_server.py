@@ -343,6 +343,17 @@ def test_cancelling_run_task_stops_the_run_and_leaves_no_container(
     assert _containers(docker_client, client.server_pid) == []
 
 
+def test_cancelling_exec_kills_the_script(client: Client, docker_client: Any) -> None:
+    # Cancelled at the first "still waiting" notice, 5 s in: the script is running then.
+    lines = client.cancel_once("exec", {"script": "import time\ntime.sleep(100)\n",
+                                        "script_name": "sleepy.py", "timeout_s": 120},
+                               heard="waiting for sleepy.py to finish")
+    cancelled_at = time.monotonic()
+    assert "<answered>" not in lines
+    _until(lambda: not _containers(docker_client, client.server_pid), "no container left")
+    assert time.monotonic() - cancelled_at < 60, "the script's 100 s were not waited for"
+
+
 def test_runs_wait_their_turn_and_cancel_run_stops_either_kind(
         client: Client, docker_client: Any) -> None:
     task = {"spec_path": "tasks/slow.yml", "replay": "slow.jsonl"}

@@ -41,7 +41,7 @@ class Gate:
                 self.most_at_once = max(self.most_at_once, self.at_once)
             self.running.release()
             job.on_event("execute", f"{name} running")
-            with job.cancel.while_running(self.release.set):
+            with job.token.while_running(self.release.set):
                 self.release.wait(WAIT_S)
             with self._lock:
                 self.at_once -= 1
@@ -125,7 +125,7 @@ def test_a_cancelled_running_job_is_stopped_through_its_token(queue: JobQueue) -
     queue.submit(job)
     assert gate.running.acquire(timeout=WAIT_S)
     assert job.stop()
-    assert job.wait(WAIT_S) and job.cancel.cancelled
+    assert job.wait(WAIT_S) and job.token.cancelled
     assert job.phase == "finished" and not job.stop(), "an ended job cannot be stopped"
 
 
@@ -187,7 +187,23 @@ def test_closing_cancels_every_job_and_waits_for_the_running_ones(
     runs.submit(waiting)
     assert gate.running.acquire(timeout=WAIT_S)
     runs.close(WAIT_S)
-    assert running.phase == "finished" and running.cancel.cancelled
+    assert running.phase == "finished" and running.token.cancelled
     assert waiting.phase == "cancelled" and gate.started == ["running"]
     with pytest.raises(UsageError, match="shutting down"):
         runs.submit(gate.job("late"))
+
+
+def test_a_job_beside_the_queue_runs_at_once_and_is_stopped_on_close(
+        crash_home: dict[str, str]) -> None:
+    runs = JobQueue(workers=1, max_waiting=2, environ=crash_home, secrets=[]).start()
+    gate = Gate()
+    run, script = gate.job("run"), gate.job("script")
+    runs.submit(run)
+    assert gate.running.acquire(timeout=WAIT_S)
+    runs.start_beside(script)  # the one worker is busy: it runs all the same
+    assert gate.running.acquire(timeout=WAIT_S) and gate.most_at_once == 2
+    assert runs.get("script") is None and runs.jobs() == [run], "not one of the runs"
+    runs.close(WAIT_S)
+    assert script.phase == "finished" and script.token.cancelled
+    with pytest.raises(UsageError, match="shutting down"):
+        runs.start_beside(gate.job("late"))
