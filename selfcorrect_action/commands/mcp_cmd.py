@@ -18,6 +18,11 @@ def serve_mcp(*, root: Path, settings: RunSettings, max_runs: int,
     if not root.is_dir():
         raise UsageError(f"--root {root}: not a folder",
                          hint="name the folder whose files the server's clients may use")
+    if root.resolve() == Path(root.resolve().anchor):
+        # Clients often start servers in / (Claude Desktop does): a default of "." there
+        # would hand the client every file of the machine.
+        raise UsageError(f"--root {root}: is the whole file system",
+                         hint="name the project's folder: --root /path/to/project")
     if max_runs < 1:
         raise UsageError(f"--max-runs {max_runs}: at least 1 run must be allowed at once",
                          hint="1 on a machine with two cores; more where there are more")

@@ -308,10 +308,10 @@ def test_errors_carry_the_clis_message_and_hint(client: Client) -> None:
     assert result.is_error
     assert _text(result).startswith("error: no model is configured and no replay was given\n"
                                     "  hint: pass --model PROVIDER/MODEL")
-    assert result.structured_content == {
-        "error": "no model is configured and no replay was given",
-        "hint": result.structured_content and result.structured_content["hint"],
-        "exit_code": 2}
+    error = result.structured_content or {}
+    assert (error["error"], error["exit_code"]) == (
+        "no model is configured and no replay was given", 2)
+    assert error["hint"].startswith("pass --model PROVIDER/MODEL")
 
 
 def test_a_malformed_request_is_answered_and_the_server_goes_on(client: Client) -> None:

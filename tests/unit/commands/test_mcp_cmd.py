@@ -26,6 +26,7 @@ def test_without_the_extra_it_says_how_to_install_it(
 
 @pytest.mark.parametrize(("args", "says"), [
     (["--root", "/no/such/folder"], "--root /no/such/folder: not a folder"),
+    (["--root", "/"], "--root /: is the whole file system"),
     (["--max-runs", "0"], "--max-runs 0: at least 1"),
     (["--runtime", "kata"], "invalid choice"),
 ])
