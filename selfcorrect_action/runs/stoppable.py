@@ -7,8 +7,8 @@ or the model call's.
   since what the killed script left says nothing about the script.
 - A model call runs on a helper thread the run waits for; a cancel stops the wait. The call
   itself cannot be interrupted from outside: it ends on its own (at the latest at its
-  timeout) and its answer is dropped, unpaid for in the reports, as when Ctrl-C interrupts
-  the CLI in the middle of one.
+  timeout) and its answer is dropped, its cost missing from the reports, as when Ctrl-C
+  interrupts the CLI in the middle of one.
 """
 
 from __future__ import annotations
