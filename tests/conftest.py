@@ -33,7 +33,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.docker)
 
 
-def _docker_or_fail(reason: str) -> None:
+def docker_or_fail(reason: str) -> None:
+    """Skip for want of Docker (or a runtime) locally; fail under CI=true."""
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"CI=true but {reason}", pytrace=False)
     pytest.skip(reason)
@@ -47,7 +48,7 @@ def docker_engine() -> DockerEngine:
     try:
         return engine.connect()
     except SandboxUnavailable as exc:
-        _docker_or_fail(f"no Docker engine answers ({exc.message})")
+        docker_or_fail(f"no Docker engine answers ({exc.message})")
         raise
 
 
@@ -68,7 +69,7 @@ def sandbox_image(docker_engine: DockerEngine) -> str:
 def runtime(request: pytest.FixtureRequest, docker_client) -> Runtime:
     name: Runtime = request.param
     if name not in docker_client.info().get("Runtimes", {}):
-        _docker_or_fail(f"the Docker engine has no {name} runtime")
+        docker_or_fail(f"the Docker engine has no {name} runtime")
     return name
 
 

@@ -37,6 +37,7 @@ from selfcorrect_action.api.results import ExecResult, RunResult, ValidationResu
 from selfcorrect_action.llm.models import Purpose
 from selfcorrect_action.report.run_json import load_run_json
 from selfcorrect_action.sandbox.config import LABEL_OWNER
+from tests.conftest import docker_or_fail
 from tests.fakes.replays import fenced, write_replay
 
 SECRET = f"mcp-e2e-{secrets.token_hex(12)}"
@@ -386,9 +387,9 @@ def test_runs_wait_their_turn_and_cancel_run_stops_either_kind(
 class RawServer:
     """The server under a bare JSON-RPC client: lines in, lines out, nothing checked."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *flags: str) -> None:
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "selfcorrect_action", "mcp", "--root", str(root)],
+            [sys.executable, "-m", "selfcorrect_action", "mcp", "--root", str(root), *flags],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
             env=_server_environment())
         self._lines: queue.Queue[str] = queue.Queue()
@@ -482,3 +483,19 @@ def test_sigterm_ends_the_server_after_its_runs_are_stopped_cleanly(
                           .read_text())
     assert state.interrupted_by == "cancelled"
     assert _containers(docker_client, server.process.pid) == []
+
+
+def test_the_servers_runtime_reaches_its_sandboxes(client: Client, docker_client: Any) -> None:
+    """--runtime runsc (gVisor) for every sandbox the server starts; the module's own
+    server is runc's in every test above."""
+    if "runsc" not in docker_client.info().get("Runtimes", {}):
+        docker_or_fail("the Docker engine has no runsc runtime")
+    server = RawServer(client.root, "--runtime", "runsc")
+    try:
+        server.initialize()
+        result = server.call("exec", {"script": "print('hello')"})["structuredContent"]
+    finally:
+        assert server.process.stdin is not None
+        server.process.stdin.close()
+        server.end()
+    assert (result["passed"], result["runtime"], result["stdout"]) == (True, "runsc", "hello\n")
