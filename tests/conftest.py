@@ -33,8 +33,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.docker)
 
 
-def docker_or_fail(reason: str) -> None:
-    """Skip for want of Docker (or a runtime) locally; fail under CI=true."""
+def _docker_or_fail(reason: str) -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"CI=true but {reason}", pytrace=False)
     pytest.skip(reason)
@@ -48,7 +47,7 @@ def docker_engine() -> DockerEngine:
     try:
         return engine.connect()
     except SandboxUnavailable as exc:
-        docker_or_fail(f"no Docker engine answers ({exc.message})")
+        _docker_or_fail(f"no Docker engine answers ({exc.message})")
         raise
 
 
@@ -69,7 +68,7 @@ def sandbox_image(docker_engine: DockerEngine) -> str:
 def runtime(request: pytest.FixtureRequest, docker_client) -> Runtime:
     name: Runtime = request.param
     if name not in docker_client.info().get("Runtimes", {}):
-        docker_or_fail(f"the Docker engine has no {name} runtime")
+        _docker_or_fail(f"the Docker engine has no {name} runtime")
     return name
 
 

@@ -37,7 +37,6 @@ from selfcorrect_action.api.results import ExecResult, RunResult, ValidationResu
 from selfcorrect_action.llm.models import Purpose
 from selfcorrect_action.report.run_json import load_run_json
 from selfcorrect_action.sandbox.config import LABEL_OWNER
-from tests.conftest import docker_or_fail
 from tests.fakes.replays import fenced, write_replay
 
 SECRET = f"mcp-e2e-{secrets.token_hex(12)}"
@@ -489,7 +488,10 @@ def test_the_servers_runtime_reaches_its_sandboxes(client: Client, docker_client
     """--runtime runsc (gVisor) for every sandbox the server starts; the module's own
     server is runc's in every test above."""
     if "runsc" not in docker_client.info().get("Runtimes", {}):
-        docker_or_fail("the Docker engine has no runsc runtime")
+        reason = "the Docker engine has no runsc runtime"
+        if os.environ.get("CI", "").lower() == "true":  # as tests/conftest.py's fixtures do
+            pytest.fail(f"CI=true but {reason}", pytrace=False)
+        pytest.skip(reason)
     server = RawServer(client.root, "--runtime", "runsc")
     try:
         server.initialize()
