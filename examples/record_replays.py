@@ -44,7 +44,7 @@ def record(name: str) -> None:
                               completion_tokens=max(1, len(item["answer"]) // 4),
                               model=MODEL_REPORTED) for item in answers))
         code = run_spec(
-            RunOptions(spec_path=ROOT / "examples" / "tasks" / f"{name}.yml",
+            RunOptions(task=ROOT / "examples" / "tasks" / f"{name}.yml",
                        settings=RunSettings(record=replay, api_base=server.api_base),
                        out_dir=Path(out)),
             environ={"OPENAI_API_KEY": "sk-local-scripted-server"},

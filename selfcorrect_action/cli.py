@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from selfcorrect_action import __version__
 from selfcorrect_action.choices import GENERATIONS, PROFILES, RUNTIMES, STRUCTURED_CHOICES
-from selfcorrect_action.errors import SelfcorrectError, interrupted_by
+from selfcorrect_action.errors import SelfcorrectError, UsageError, interrupted_by
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
 
@@ -122,10 +122,14 @@ def _add_run(sub: Subparsers) -> None:
     p = sub.add_parser(
         "run",
         help="run a task spec through the whole loop (plan, generate, execute, evaluate, repair)",
-        description="Turn the task in SPEC into a script shown to work; write it, run.json "
-        "and AUDIT.md to the output folder.",
+        description="Turn the task in SPEC (or --prompt TEXT) into a script shown to work; "
+        "write it, run.json and AUDIT.md to the output folder.",
     )
-    p.add_argument("spec", type=Path, help="the task spec (YAML; see docs/task-spec.md)")
+    p.add_argument("spec", type=Path, nargs="?",
+                   help="the task spec (YAML; see docs/task-spec.md)")
+    p.add_argument("--prompt", metavar="TEXT",
+                   help="the task in plain words, instead of a spec file (the script is named "
+                   "after its first words: scripts/<name>.py, default output out/<name>)")
     p.add_argument("--replay", type=Path, help="play back a recording instead of calling a model")
     p.add_argument("--record", type=Path, help="record every model exchange to this file "
                    "(a new file: an existing one is kept unless --overwrite-record)")
@@ -198,10 +202,42 @@ def _resolved_settings(args: argparse.Namespace) -> Resolved:
 def _run_run(args: argparse.Namespace) -> int:
     from selfcorrect_action.commands.run_cmd import RunOptions, run_spec
 
+    if (args.spec is None) == (args.prompt is None):
+        raise UsageError("give a spec file or --prompt TEXT, not both and not neither",
+                         hint="e.g. `selfcorrect run task.yml`, or `selfcorrect run --prompt "
+                         "\"Print the first 10 primes\"`")
     return run_spec(RunOptions(
-        spec_path=args.spec, settings=_resolved_settings(args).settings,
+        task=args.spec if args.spec is not None else args.prompt,
+        settings=_resolved_settings(args).settings,
         out_dir=args.out_dir, as_json=args.json, overwrite_record=args.overwrite_record,
     ), environ=os.environ, cancel=args.cancel)
+
+
+def _add_mcp(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "mcp", help="serve the loop, the sandbox and the validator as MCP tools (stdio)",
+        description="An MCP server on stdin and stdout for MCP clients (Claude Desktop, "
+        "Claude Code, IDE agents): run_task, start_run, get_run, cancel_run, exec, validate, "
+        "list_runs and get_audit. Paths the client sends stay under --root; runs are kept "
+        "in ROOT/.selfcorrect/mcp-runs/. Needs the mcp extra: pip install "
+        "'selfcorrect-action[mcp]'. The provider key comes from the environment the client "
+        "starts the server with.",
+    )
+    p.add_argument("--root", type=Path, default=Path("."), metavar="DIR",
+                   help="the folder whose files clients may name (default: the current one)")
+    p.add_argument("--replay", type=Path, metavar="FILE",
+                   help="play back this recording in every run instead of calling a model")
+    p.add_argument("--max-runs", type=int, default=1, metavar="N",
+                   help="runs at once; the rest wait their turn (default 1)")
+    _add_settings(p)
+    p.set_defaults(handler=_run_mcp)
+
+
+def _run_mcp(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.mcp_cmd import serve_mcp
+
+    return serve_mcp(root=args.root, settings=_resolved_settings(args).settings,
+                     max_runs=args.max_runs, environ=os.environ)
 
 
 def _add_config(sub: Subparsers) -> None:
@@ -310,7 +346,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND",
                                 parser_class=_Parser)
     for add in (_add_run, _add_exec, _add_config, _add_sandbox, _add_validate, _add_action,
-                _add_bench):
+                _add_bench, _add_mcp):
         add(sub)
     return parser
 

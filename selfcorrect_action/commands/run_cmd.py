@@ -1,9 +1,10 @@
-"""`selfcorrect run`: one task spec through the whole loop, with live progress on the
-terminal, writing the passing file, run.json and AUDIT.md to the output folder.
+"""`selfcorrect run`: one task (a spec file, or a prompt with --prompt) through the whole
+loop, with live progress on the terminal, writing the passing file, run.json and AUDIT.md to
+the output folder.
 
-The run itself is runs/pipeline.py's (the action's and the benchmark's too); what is
-particular to this front end is the terminal (progress lines, the final summary) and the
-output folder, where the passing script and its artifacts go beside the reports.
+The run itself is runs/pipeline.py's (the action's, the benchmark's, the API's too), ending in
+a folder as the API's runs do (runs/publish.py); what is particular to this front end is the
+terminal: progress lines and the final summary.
 """
 
 from __future__ import annotations
@@ -16,19 +17,16 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from selfcorrect_action.api.results import RUN_JSON_KEYS, run_result
+from selfcorrect_action.api.tasks import default_out_dir, load_task
 from selfcorrect_action.commands.paths import writable_file, writable_folder
-from selfcorrect_action.errors import SpecError
-from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.redact import redact, secrets_from_env
 from selfcorrect_action.report.view import cautions
-from selfcorrect_action.report.writer import ReportPaths
-from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.pipeline import prepare
-from selfcorrect_action.runs.publish import Output, left_by_earlier_run, write_output
+from selfcorrect_action.runs.publish import FolderRun, run_to_folder
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
-from selfcorrect_action.spec import LoadedSpec, file_problems, load_spec
 from selfcorrect_action.templating import render, terminal_safe
 
 STEP_STYLES = {"plan": "cyan", "generate": "magenta", "execute": "blue", "evaluate": "yellow",
@@ -37,7 +35,7 @@ STEP_STYLES = {"plan": "cyan", "generate": "magenta", "execute": "blue", "evalua
 
 @dataclass(frozen=True)
 class RunOptions:
-    spec_path: Path
+    task: Path | str  # a spec file, or a prompt (--prompt)
     settings: RunSettings
     out_dir: Path | None = None
     as_json: bool = False
@@ -48,32 +46,19 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str],
              cancel: CancelToken | None = None) -> int:
     secrets = secrets_from_env(environ)
     settings = options.settings
-    loaded = load_checked(options.spec_path)
+    loaded = load_task(options.task)
     prepared = prepare(loaded, settings, environ=environ, secrets=secrets)
-    out_dir = writable_folder(options.out_dir or Path("out") / options.spec_path.stem, "--out")
+    out_dir = writable_folder(options.out_dir or default_out_dir(loaded), "--out")
     if settings.record is not None:
         writable_file(settings.record, "--record", new=not options.overwrite_record,
                       new_hint="pass --overwrite-record to replace it, or name another file")
     console = Console(stderr=True, highlight=False)
     events = RunEvents(on_event=progress_printer(console, secrets))
-    outcome = pipeline.run(
-        prepared, environ=environ, secrets=secrets, events=events, cancel=cancel,
-        reports_dir=out_dir,
-        publish=lambda done: write_output(done.state, loaded, out_dir, done.work_root))
-    written = outcome.published or Output(None, stale=left_by_earlier_run(loaded, out_dir))
-    assert outcome.report_paths is not None
-    print_outcome(outcome.state, outcome.report_paths, written, as_json=options.as_json,
-                  secrets=secrets)
-    outcome.raise_if_interrupted()
-    return outcome.exit_code
-
-
-def load_checked(path: Path) -> LoadedSpec:
-    loaded = load_spec(path)
-    problems = file_problems(loaded)
-    if problems:
-        raise SpecError(problems)
-    return loaded
+    done = run_to_folder(prepared, out_dir, environ=environ, secrets=secrets, events=events,
+                         cancel=cancel)
+    print_outcome(done, as_json=options.as_json, secrets=secrets)
+    done.outcome.raise_if_interrupted()
+    return done.outcome.exit_code
 
 
 def progress_printer(console: Console, secrets: list[str]) -> Callable[[str, str], None]:
@@ -87,22 +72,13 @@ def progress_printer(console: Console, secrets: list[str]) -> Callable[[str, str
     return show
 
 
-def print_outcome(state: RunState, paths: ReportPaths, written: Output, *, as_json: bool,
-                  secrets: list[str]) -> None:
-    usage = state.usage
+def print_outcome(done: FolderRun, *, as_json: bool, secrets: list[str]) -> None:
     if as_json:
-        print(json.dumps({
-            "status": state.status.value,
-            "stop_reason": redact(state.stop_reason, secrets=secrets),
-            "attempts": len(state.attempts), "tokens": usage.tokens,
-            "cost_usd": round(usage.cost_usd, 6) if usage.cost_known else None,
-            "replayed": state.replayed,
-            "output": str(written.script) if written.script else None,
-            "run_json": str(paths.run_json), "audit": str(paths.audit_md),
-            "stale": [str(path) for path in written.stale],
-            "cautions": cautions(state),
-        }, indent=2))
+        result = run_result(done, secrets=secrets)
+        print(json.dumps(result.model_dump(mode="json", include=set(RUN_JSON_KEYS)), indent=2))
         return
+    state, paths, written = done.outcome.state, done.outcome.report_paths, done.written
+    assert paths is not None
     print(redact(render("reports/run_summary.txt.j2", state=state, output=written.script,
                         audit=paths.audit_md, run_json=paths.run_json, stale=written.stale,
                         cautions=cautions(state)),

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from selfcorrect_action.errors import SpecError
-from selfcorrect_action.spec import load_spec
+from selfcorrect_action.api.validation import validate
 
 MAX_SHOWN = 50
 
@@ -54,11 +53,7 @@ def expand(paths: list[Path]) -> list[Path]:
 
 
 def spec_problems(path: Path, *, check_files: bool = True) -> list[str]:
-    try:
-        load_spec(path, check_files=check_files)
-    except SpecError as exc:
-        return exc.problems
-    return []
+    return [problem.text for problem in validate(path, check_files=check_files).problems]
 
 
 def summary(checked: int, failed: int) -> str:

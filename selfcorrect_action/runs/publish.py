@@ -1,14 +1,19 @@
 """Publishing a finished run to a folder, beside its reports: the passing script at the
-spec's output path and the artifacts it made, only when the run passed."""
+spec's output path and the artifacts it made, only when the run passed. `selfcorrect run`,
+the Python API and the MCP server's runs all end this way (`run_to_folder`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from selfcorrect_action.fileio import copy_atomically, write_atomically
 from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.report.writer import destination
+from selfcorrect_action.runs import pipeline
+from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.spec import LoadedSpec
 
 ARTIFACTS_DIR = "artifacts"
@@ -47,3 +52,25 @@ def left_by_earlier_run(loaded: LoadedSpec, out_dir: Path) -> list[Path]:
     if artifacts.is_dir() and any(artifacts.iterdir()):
         found.append(artifacts)
     return found
+
+
+@dataclass(frozen=True)
+class FolderRun:
+    outcome: pipeline.RunOutcome[Output]
+    written: Output  # what is in the folder besides the reports, or was left there before
+
+
+def run_to_folder(prepared: pipeline.PreparedRun, out_dir: Path, *,
+                  environ: Mapping[str, str], secrets: Sequence[str],
+                  events: RunEvents | None = None, cancel: CancelToken | None = None,
+                  connections: pipeline.Connections | None = None) -> FolderRun:
+    """Run a spec's task (`prepare`d from a LoadedSpec) with `out_dir` for its reports and
+    its script; an interrupted run is in `outcome.interruption`, for the caller to raise."""
+    loaded = prepared.loaded
+    assert loaded is not None, "a folder run is a spec's run"
+    outcome = pipeline.run(
+        prepared, environ=environ, secrets=secrets, events=events, cancel=cancel,
+        reports_dir=out_dir, connections=connections,
+        publish=lambda done: write_output(done.state, loaded, out_dir, done.work_root))
+    written = outcome.published or Output(None, stale=left_by_earlier_run(loaded, out_dir))
+    return FolderRun(outcome, written)

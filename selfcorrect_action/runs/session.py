@@ -25,6 +25,7 @@ from selfcorrect_action.records import evolve
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.model_fit import fitted
 from selfcorrect_action.runs.settings import RunSettings
+from selfcorrect_action.runs.stoppable import StoppableExecutor, StoppableLLM
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.engine_api import Engine
@@ -118,11 +119,14 @@ class RunSession:
     def _open(self) -> Deps:
         llm, engine_given, sandbox = self._given
         say = self.events.on_event
+        # What the session opens gives way to a cancel from another thread (stoppable.py);
+        # what was handed in is its caller's to stop.
         if llm is None:
             settings, self.server = detected(self.settings, self.models, say)
-            llm = llm_client(self.models, settings, secrets=self._secrets,
-                             on_wait=lambda message: say("llm", message),
-                             task_prompt=self._task_prompt)
+            llm = StoppableLLM(llm_client(self.models, settings, secrets=self._secrets,
+                                          on_wait=lambda message: say("llm", message),
+                                          task_prompt=self._task_prompt),
+                               self.cancel)
         if sandbox is None:
             # What the session connects it closes; an engine handed in stays open.
             client = engine_given or self._stack.enter_context(
@@ -137,7 +141,7 @@ class RunSession:
                      if self.settings.sandbox_image else ensure_image(client, progress=progress))
             opened = self._stack.enter_context(Sandbox(client, image, pool_size=1))
             opened.warm(self._limits, self.settings.runtime)
-            sandbox = opened
+            sandbox = StoppableExecutor(opened, self.cancel)
         scratch = self._stack.enter_context(
             tempfile.TemporaryDirectory(prefix="selfcorrect-run-"))
         return loop_deps(llm, sandbox, Path(scratch), self.settings, inputs=self._inputs,

@@ -255,6 +255,13 @@ def input_values(raw: Mapping[str, str | None]) -> dict[str, Given | None]:
             for name, text in raw.items()}
 
 
+def argument_values(raw: Mapping[str, str | None]) -> dict[str, Given | None]:
+    """Values a program passed (the Python API's keyword arguments), named as `argument
+    NAME`: they win over the environment, as flags do."""
+    return {name: _given(SETTING[name].parse, text, f"argument {name}")
+            for name, text in raw.items()}
+
+
 def _given(parse: Callable[[str, str], object], text: str | None, source: str
            ) -> Given | None:
     if text is None or not text.strip():

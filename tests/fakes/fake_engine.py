@@ -37,6 +37,9 @@ class Reply:
     report: Mapping[str, Any] = field(default_factory=lambda: {"exit_code": 0})
     files: Mapping[str, bytes] = field(default_factory=dict)
     die: bool = False  # close the stream after STARTED, as a killed runner would
+    # Seconds the script "runs" before the report comes; a kill ends it at once, and the
+    # runner dies with it (the stream closes without a report).
+    runs_s: float = 0.0
 
 
 Behaviour = Callable[[dict[str, Any]], Reply]
@@ -63,6 +66,7 @@ class FakeContainer:
     status: str = "running"
     killed: bool = False
     requests: list[dict[str, Any]] = field(default_factory=list)
+    stopped: threading.Event = field(default_factory=threading.Event)  # set by kill
 
 
 class FakeEngine:
@@ -109,6 +113,7 @@ class FakeEngine:
         with self._lock:
             if container_id in self.containers:
                 self.containers[container_id].killed = True
+                self.containers[container_id].stopped.set()
 
     def remove(self, container_id: str) -> None:
         with self._lock:
@@ -166,7 +171,7 @@ class FakeEngine:
             container.requests.append(header)
             reply = self.behaviour(header)
             sock.sendall(_frame(b"STARTED\n"))
-            if reply.die:
+            if reply.die or container.stopped.wait(reply.runs_s):
                 return
             report = json.dumps({"stdout": {"text": "", "total_bytes": 0},
                                  "stderr": {"text": "", "total_bytes": 0},

@@ -102,3 +102,24 @@ def test_an_internal_error_prints_a_short_message_and_keeps_the_traceback_redact
     text = log.read_text()
     assert "RuntimeError: bad state with" in text and "Traceback" in text
     assert secret not in text and str(log) in err
+
+
+@pytest.mark.parametrize("args", [["run"], ["run", "t.yml", "--prompt", "Print hello."]])
+def test_run_takes_a_spec_or_a_prompt(args: list[str],
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "give a spec file or --prompt TEXT" in err and "--prompt" in err
+
+
+def test_a_prompt_is_refused_like_a_spec_before_any_work(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    for name in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "SELFCORRECT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["run", "--prompt", "Print the first 10 primes"]) == 2
+    assert "no model is configured" in capsys.readouterr().err
+    assert main(["run", "--prompt", " "]) == 2
+    assert "--prompt: the prompt is empty" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists(), "nothing was written"

@@ -51,3 +51,37 @@ def test_a_shielded_block_is_not_cut_short() -> None:
     assert finished and token.cancelled
     with pytest.raises(Interrupted):
         token.check()
+
+
+def test_a_cancel_runs_the_stoppers_of_what_the_run_waits_in() -> None:
+    token = CancelToken()
+    stopped: list[str] = []
+    with token.while_running(lambda: stopped.append("script")):
+        thread = threading.Thread(target=token.cancel)
+        thread.start()
+        thread.join()
+    assert stopped == ["script"]
+    token.cancel()  # a second cancel changes nothing
+    with token.while_running(lambda: stopped.append("next")):
+        pass
+    assert stopped == ["script", "next"], "an already cancelled token stops at once"
+
+
+def test_a_stopper_is_forgotten_once_its_block_ends() -> None:
+    token = CancelToken()
+    stopped: list[str] = []
+    with token.while_running(lambda: stopped.append("model call")):
+        pass
+    token.cancel()
+    assert stopped == []
+
+
+def test_a_signal_never_runs_stoppers() -> None:
+    """The handler raises in the run's own thread, which is what stops it: engine calls made
+    inside a signal handler could land in the middle of the thread's own engine call."""
+    token = CancelToken()
+    stopped: list[str] = []
+    with pytest.raises(Interrupted), cancel_on_signals(token), \
+            token.while_running(lambda: stopped.append("killed")):
+        os.kill(os.getpid(), signal.SIGINT)
+    assert token.cancelled and stopped == []

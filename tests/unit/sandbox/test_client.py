@@ -4,12 +4,14 @@ run the same client against real Docker.)"""
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from selfcorrect_action.errors import SandboxUnavailable, UsageError
+from selfcorrect_action.errors import SandboxError, SandboxUnavailable, UsageError
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES, LABEL_OWNER, LABEL_SESSION
 from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, Limits
@@ -99,3 +101,36 @@ def test_the_pool_serves_a_prestarted_container(tmp_path: Path) -> None:
         assert warmed & set(engine.removed), "the execution used the warm container"
         assert len(engine.containers) == 1, "and the pool was refilled"
     assert engine.containers == {}, "closing destroys what the pool still held"
+
+
+def test_stop_kills_the_running_script_and_refuses_the_next(tmp_path: Path) -> None:
+    engine = FakeEngine(behaviour=lambda header: Reply(runs_s=30))
+    with Sandbox(engine, "img") as box:
+        threading.Timer(0.3, box.stop).start()
+        started = time.monotonic()
+        result = box.run(REQUEST, tmp_path)
+        assert time.monotonic() - started < 10, "the script's 30 s were not waited for"
+        assert engine.history[0].killed and result.sandbox_note
+        with pytest.raises(SandboxError, match="the sandbox was stopped"):
+            box.run(REQUEST, tmp_path)
+        box.settle()
+    assert len(engine.history) == 1, "no container was made for the refused run"
+    assert engine.containers == {}
+
+
+def test_a_stop_while_the_container_is_made_is_not_lost(tmp_path: Path) -> None:
+    """The stop found nothing running yet: the container is refused once it exists."""
+    engine = FakeEngine(behaviour=lambda header: Reply(runs_s=30))
+    with Sandbox(engine, "img") as box:
+        start = engine.start_container
+
+        def slow_start(config: Any) -> Any:
+            box.stop()  # arrives while the container is being made
+            return start(config)
+
+        engine.start_container = slow_start  # type: ignore[method-assign]
+        with pytest.raises(SandboxError, match="stopped"):
+            box.run(REQUEST, tmp_path)
+        box.settle()
+    assert engine.containers == {} and len(engine.history) == 1
+    assert engine.history[0].requests == [], "the script never ran"

@@ -1,0 +1,73 @@
+"""Where the MCP server's runs are kept: `<root>/.selfcorrect/mcp-runs/<run-id>/`, each
+with its run.json, AUDIT.md and, when it passed, its script at the spec's output path and
+the artifacts beside it (as `selfcorrect run --out` writes them). `list_runs` and
+`get_audit` read them back, from this server or an earlier one."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from selfcorrect_action.errors import UsageError
+from selfcorrect_action.fileio import FileProblem, read_bounded
+from selfcorrect_action.mcp.models import RunSummary
+from selfcorrect_action.mcp.paths import confined
+from selfcorrect_action.report.run_json import RUN_JSON, load_run_json
+from selfcorrect_action.report.writer import AUDIT_MD
+from selfcorrect_action.templating import shorten
+
+RUNS_FOLDER = ".selfcorrect/mcp-runs"
+RUN_ID = re.compile(r"[0-9a-f]{12}")  # runs/prepare.py's: uuid4().hex[:12]
+MAX_REPORT_BYTES = 16 * 1024 * 1024
+
+
+def runs_folder(root: Path) -> Path:
+    return confined(root, RUNS_FOLDER, "the runs folder")
+
+
+def run_folder(root: Path, run_id: str) -> Path:
+    """The folder of run `run_id`; an id that is not one is refused (it names a path)."""
+    if not RUN_ID.fullmatch(run_id):
+        raise UsageError(f"run_id {run_id!r}: not a run id",
+                         hint="a run id is 12 hexadecimal digits, as list_runs shows them")
+    return confined(root, f"{RUNS_FOLDER}/{run_id}", "run_id")
+
+
+def summaries(root: Path, *, limit: int) -> list[RunSummary]:
+    """The runs with a run.json, the latest first."""
+    folder = runs_folder(root)
+    found = [path for path in folder.glob(f"*/{RUN_JSON}")
+             if RUN_ID.fullmatch(path.parent.name)] if folder.is_dir() else []
+    found.sort(key=lambda path: path.stat().st_mtime, reverse=True)
+    return [summary(path) for path in found[:limit]]
+
+
+def summary(path: Path) -> RunSummary:
+    run_id = path.parent.name
+    audit = path.parent / AUDIT_MD
+    try:
+        state = load_run_json(read_report(path))
+    except UsageError as exc:
+        return RunSummary(run_id=run_id, status="unreadable", task="", run_json=str(path),
+                          problem=exc.message)
+    usage = state.usage
+    return RunSummary(
+        run_id=run_id, status=state.status.value, task=task_label(state.spec_source,
+                                                                  state.spec.prompt),
+        started_at=state.started_at, finished_at=state.finished_at,
+        attempts=len(state.attempts), tokens=usage.tokens,
+        cost_usd=round(usage.cost_usd, 6) if usage.cost_known else None,
+        run_json=str(path), audit=str(audit) if audit.is_file() else None)
+
+
+def task_label(source: str, prompt: str) -> str:
+    """How a run's task is named in lists: its spec's source and its prompt's first line."""
+    first_line = prompt.strip().splitlines()[0] if prompt.strip() else ""
+    return f"{source}: {shorten(first_line, 120)}"
+
+
+def read_report(path: Path) -> str:
+    try:
+        return read_bounded(path, MAX_REPORT_BYTES).decode("utf-8", errors="replace")
+    except FileProblem as exc:
+        raise UsageError(f"{path}: {exc.problem}", hint=exc.hint) from exc

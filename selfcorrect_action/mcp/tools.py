@@ -1,0 +1,189 @@
+"""What each MCP tool does, without MCP: arguments in, the API's results or our errors out.
+server.py is the thin layer that speaks the protocol (schemas, progress, cancellation).
+
+Every path an argument names goes through paths.confined; the server's own settings (its
+flags and SELFCORRECT_* variables, resolved once) apply to every run, and a `replay`
+argument (a recording under the root) takes the place of the model for one run.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from selfcorrect_action import api
+from selfcorrect_action.api.exec import build_request, with_timeout
+from selfcorrect_action.api.results import ValidationResult
+from selfcorrect_action.commands.paths import writable_folder
+from selfcorrect_action.contract import ExecutionContract
+from selfcorrect_action.errors import UsageError
+from selfcorrect_action.fileio import FileMissing
+from selfcorrect_action.mcp import run_folder
+from selfcorrect_action.mcp.jobs import Job, JobQueue
+from selfcorrect_action.mcp.models import Audit, RunList, RunProgress, RunSummary
+from selfcorrect_action.mcp.paths import confined
+from selfcorrect_action.report.run_json import RUN_JSON
+from selfcorrect_action.report.writer import AUDIT_MD
+from selfcorrect_action.runs.settings import RunSettings
+from selfcorrect_action.sandbox.models import InputFile
+from selfcorrect_action.spec import LoadedSpec
+
+PROGRESS_SHOWN = 50  # the latest progress lines get_run returns
+SCRIPT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    root: Path
+    settings: RunSettings
+    environ: Mapping[str, str]
+
+
+@dataclass(frozen=True)
+class TaskArgs:
+    """What run_task and start_run take: exactly one of spec, spec_path and prompt."""
+
+    spec: str | None = None
+    spec_path: str | None = None
+    prompt: str | None = None
+    replay: str | None = None
+
+
+@dataclass(frozen=True)
+class ExecArgs:
+    script: str
+    script_name: str = "script.py"
+    contract: ExecutionContract | None = None
+    inputs: tuple[str, ...] = ()
+    timeout_s: float | None = None
+
+
+class Tools:
+    def __init__(self, config: ServerConfig, queue: JobQueue) -> None:
+        self.config = config
+        self.queue = queue
+
+    def start_run(self, args: TaskArgs) -> Job:
+        """Check the task (every problem is refused here, before it waits), then queue it."""
+        settings = self._settings(args.replay)
+        loaded = self._task(args)
+        prepared = api.prepare_task(loaded, settings=settings, root=self.config.root,
+                                    environ=self.config.environ)
+        folder = run_folder.run_folder(self.config.root, prepared.run_id)
+        environ = self.config.environ
+
+        def work(job: Job) -> api.RunResult:
+            return api.run_prepared(prepared, out_dir=writable_folder(folder, "the run's folder"),
+                                    environ=environ, on_event=job.on_event, cancel=job.token)
+
+        job = Job(prepared.run_id, run_folder.task_label(loaded.source, loaded.spec.prompt),
+                  work)
+        self.queue.submit(job)
+        return job
+
+    def progress(self, job: Job) -> RunProgress:
+        lines = job.events()
+        return RunProgress(
+            run_id=job.id, task=job.label, phase=job.phase,
+            waiting_before=self.queue.position(job),
+            folder=str(run_folder.run_folder(self.config.root, job.id)),
+            progress=lines[-PROGRESS_SHOWN:], progress_total=job.heard,
+            result=job.result if isinstance(job.result, api.RunResult) else None,
+            error=job.error)
+
+    def get_run(self, run_id: str) -> RunProgress:
+        return self.progress(self._job(run_id))
+
+    def cancel_run(self, run_id: str) -> RunProgress:
+        job = self._job(run_id)
+        job.stop()
+        return self.progress(job)
+
+    def exec_job(self, args: ExecArgs) -> Job:
+        """A job that runs one script (not queued: the run limit is for runs)."""
+        if not SCRIPT_NAME.fullmatch(args.script_name) or args.script_name in (".", ".."):
+            raise UsageError(f"script_name {args.script_name!r}: not a plain file name",
+                             hint="a name such as chart.py: letters, digits, _ . -")
+        script = InputFile(path=args.script_name, data=args.script.encode("utf-8"))
+        inputs = [confined(self.config.root, given, "inputs") for given in args.inputs]
+        contract = with_timeout(args.contract or ExecutionContract(), args.timeout_s)
+        build_request(script, inputs, contract, self.config.settings.runtime)  # checks them
+        config = self.config
+
+        def work(job: Job) -> api.ExecResult:
+            return api.exec_script(script, contract=contract, inputs=inputs,
+                                   runtime=config.settings.runtime, environ=config.environ,
+                                   on_progress=lambda line: job.on_event("execute", line),
+                                   cancel=job.token)
+
+        return Job(uuid.uuid4().hex[:12], args.script_name, work)
+
+    def validate(self, spec: str | None, spec_path: str | None) -> ValidationResult:
+        if (spec is None) == (spec_path is None):
+            raise UsageError("give the spec's text (spec) or its path (spec_path), one of them")
+        if spec is not None:
+            return api.validate(spec, root=self.config.root)
+        return api.validate(confined(self.config.root, spec_path or "", "spec_path"),
+                            root=self.config.root)
+
+    def list_runs(self, limit: int) -> RunList:
+        root = self.config.root
+        # This server's runs without a run.json: waiting, running, or ended before one
+        # was written (no Docker engine...).
+        live = [RunSummary(run_id=job.id, status=job.phase, task=job.label,
+                           problem=job.error.error if job.error else None)
+                for job in self.queue.jobs()
+                if job.phase in ("queued", "running", "cancelled") or job.error is not None]
+        shown = {summary.run_id for summary in live}
+        kept = [summary for summary in run_folder.summaries(root, limit=limit)
+                if summary.run_id not in shown]
+        return RunList(runs=(live + kept)[:limit], folder=str(run_folder.runs_folder(root)))
+
+    def get_audit(self, run_id: str) -> Audit:
+        folder = run_folder.run_folder(self.config.root, run_id)
+        return Audit(run_id=run_id, audit_md=self.report(run_id, AUDIT_MD),
+                     audit=str(folder / AUDIT_MD), run_json=str(folder / RUN_JSON))
+
+    def report(self, run_id: str, name: str) -> str:
+        """A run's AUDIT.md or run.json."""
+        path = run_folder.run_folder(self.config.root, run_id) / name
+        try:
+            return run_folder.read_report(path)
+        except UsageError as exc:
+            if isinstance(exc.__cause__, FileMissing):
+                raise UsageError(f"run {run_id} has no {name} under {path.parent.parent}",
+                                 hint="list_runs shows the runs there; a queued or running "
+                                 "run has its reports once it ends") from exc
+            raise
+
+    def _job(self, run_id: str) -> Job:
+        run_folder.run_folder(self.config.root, run_id)  # refuses what is not a run id
+        job = self.queue.get(run_id)
+        if job is None:
+            raise UsageError(f"run {run_id}: this server has no such run",
+                             hint="start_run returns the id; list_runs shows every run, "
+                             "get_audit reads a finished one's record")
+        return job
+
+    def _settings(self, replay: str | None) -> RunSettings:
+        if replay is None:
+            return self.config.settings
+        path = confined(self.config.root, replay, "replay")
+        return self.config.settings.model_copy(update={"replay": path})
+
+    def _task(self, args: TaskArgs) -> LoadedSpec:
+        root = self.config.root
+        given = [name for name in ("spec", "spec_path", "prompt")
+                 if getattr(args, name) is not None]
+        if len(given) != 1:
+            raise UsageError("give the task as one of spec (YAML text), spec_path (a spec "
+                             f"file under the root) or prompt (plain words); got "
+                             f"{', '.join(given) or 'none'}")
+        if args.spec is not None:
+            return api.spec_from_text(args.spec, root=root, source="spec")
+        if args.spec_path is not None:
+            return api.spec_from_file(confined(root, args.spec_path, "spec_path"), root=root)
+        return api.spec_from_prompt(args.prompt or "", root=root, source="prompt")

@@ -1,0 +1,151 @@
+"""The MCP tools' work without the protocol: what is refused before anything is queued
+(every path outside the root, a task given twice or not at all, a bad spec, no model), what
+validate says, and reading runs back from the root's output folder."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.errors import SpecError, UsageError
+from selfcorrect_action.mcp.jobs import JobQueue
+from selfcorrect_action.mcp.run_folder import RUNS_FOLDER
+from selfcorrect_action.mcp.tools import ExecArgs, ServerConfig, TaskArgs, Tools
+from selfcorrect_action.records import evolve
+from selfcorrect_action.report.writer import write_reports
+from selfcorrect_action.runs.settings import RunSettings
+from tests.unit.report.runs import exhausted_run, passing_run
+
+SPEC = "prompt: Print hello.\ncontract:\n  stdout_contains: [hello]\n"
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    (tmp_path / "root" / "tasks").mkdir(parents=True)
+    (tmp_path / "root" / "tasks" / "hello.yml").write_text(SPEC)
+    (tmp_path / "secret.txt").write_text("not yours\n")
+    return tmp_path / "root"
+
+
+@pytest.fixture
+def tools(root: Path) -> Iterator[Tools]:
+    queue = JobQueue(workers=1, max_waiting=2, environ={}, secrets=[])
+    yield Tools(ServerConfig(root=root, settings=RunSettings(), environ={}), queue)
+    queue.close(1)
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (TaskArgs(), "got none"),
+    (TaskArgs(spec=SPEC, prompt="Print hello."), "got spec, prompt"),
+    (TaskArgs(spec_path="../secret.txt"), "spec_path '../secret.txt': outside the server's root"),
+    (TaskArgs(spec_path="/etc/passwd"), "outside the server's root"),
+    (TaskArgs(spec=SPEC, replay="../secret.txt"), "replay '../secret.txt': outside"),
+    (TaskArgs(prompt="Print hello."), "no model is configured"),
+    (TaskArgs(prompt="   "), "prompt: the prompt is empty"),
+])
+def test_a_task_is_refused_before_it_is_queued(tools: Tools, args: TaskArgs,
+                                               expected: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        tools.start_run(args)
+    assert expected in refused.value.message
+    assert tools.queue.jobs() == []
+
+
+def test_a_bad_spec_comes_back_with_every_problem_located(tools: Tools) -> None:
+    with pytest.raises(SpecError) as refused:
+        tools.start_run(TaskArgs(spec="prompt: x\nkind: scirpt\nbudget: {tokens: -1}\n"))
+    assert [problem.split(": ")[0] for problem in refused.value.problems] == [
+        "spec:2:1", "spec:3:10"]
+    with pytest.raises(SpecError, match=r"tests/missing\.py does not exist"):
+        tools.start_run(TaskArgs(spec="prompt: x\ntests: [tests/missing.py]\n"))
+
+
+def test_a_symlinked_spec_leading_out_is_refused(tools: Tools, root: Path) -> None:
+    (root / "tasks" / "escape.yml").symlink_to(root.parent / "secret.txt")
+    with pytest.raises(UsageError, match="outside the server's root"):
+        tools.start_run(TaskArgs(spec_path="tasks/escape.yml"))
+
+
+def test_validate_locates_every_problem(tools: Tools) -> None:
+    checked = tools.validate("prompt: x\nkind: scirpt\nbudget: {tokens: -1}\n", None)
+    assert not checked.valid
+    assert [(p.line, p.column, p.field) for p in checked.problems] == [
+        (2, 1, "kind"), (3, 10, "budget.tokens")]
+    assert checked.problems[0].hint == "use one of the listed values"
+    assert tools.validate(None, "tasks/hello.yml").valid
+    with pytest.raises(UsageError, match="outside"):
+        tools.validate(None, "../secret.txt")
+    with pytest.raises(UsageError, match="one of them"):
+        tools.validate(SPEC, "tasks/hello.yml")
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (ExecArgs("print(1)", script_name="../x.py"), "not a plain file name"),
+    (ExecArgs("print(1)", script_name=".."), "not a plain file name"),
+    (ExecArgs("print(1)", inputs=("../secret.txt",)), "outside the server's root"),
+    (ExecArgs("print(1)", inputs=("tasks/hello.yml", "tasks/hello.yml")),
+     "same place in the work dir"),
+    (ExecArgs("print(1)", inputs=("tasks/nothing.csv",)), "no such file"),
+    (ExecArgs("print(1)", timeout_s=-1), "--timeout must be"),
+])
+def test_exec_arguments_are_checked_before_a_container_starts(
+        tools: Tools, args: ExecArgs, expected: str) -> None:
+    with pytest.raises(UsageError, match=expected):
+        tools.exec_job(args)
+
+
+def _kept(root: Path, run_id: str, state_run_id: str | None = None, *, age_s: float = 0,
+          passed: bool = True, tmp: Path) -> Path:
+    state = passing_run(tmp) if passed else exhausted_run()
+    state = evolve(state, {"run_id": state_run_id or run_id})
+    folder = root / RUNS_FOLDER / run_id
+    paths = write_reports(state, folder, secrets=[])
+    stamp = time.time() - age_s
+    os.utime(paths.run_json, (stamp, stamp))
+    return folder
+
+
+def test_list_runs_reads_the_output_folder_latest_first(tools: Tools, root: Path,
+                                                        tmp_path: Path) -> None:
+    _kept(root, "aaaaaaaaaaaa", age_s=60, tmp=tmp_path)
+    _kept(root, "bbbbbbbbbbbb", passed=False, tmp=tmp_path)
+    broken = root / RUNS_FOLDER / "cccccccccccc"
+    broken.mkdir()
+    (broken / "run.json").write_text("{not json")
+    os.utime(broken / "run.json", (time.time() - 120, time.time() - 120))
+    (root / RUNS_FOLDER / "not-a-run").mkdir()
+    listed = tools.list_runs(limit=10)
+    assert [(run.run_id, run.status) for run in listed.runs] == [
+        ("bbbbbbbbbbbb", "exhausted"), ("aaaaaaaaaaaa", "passed"),
+        ("cccccccccccc", "unreadable")]
+    assert listed.runs[1].task == (".selfcorrect/tasks/sales-chart.yml: Read sales.csv and "
+                                   "plot the monthly sales totals to chart.png as a line chart.")
+    assert listed.runs[1].audit == str(root / RUNS_FOLDER / "aaaaaaaaaaaa" / "AUDIT.md")
+    assert "not valid JSON" in (listed.runs[2].problem or "")
+    assert [run.run_id for run in tools.list_runs(limit=1).runs] == ["bbbbbbbbbbbb"]
+
+
+def test_get_audit_reads_a_runs_audit_trail(tools: Tools, root: Path, tmp_path: Path) -> None:
+    folder = _kept(root, "aaaaaaaaaaaa", tmp=tmp_path)
+    audit = tools.get_audit("aaaaaaaaaaaa")
+    assert audit.audit_md == (folder / "AUDIT.md").read_text()
+    assert audit.run_json == str(folder / "run.json")
+    with pytest.raises(UsageError, match=r"has no AUDIT\.md") as missing:
+        tools.get_audit("dddddddddddd")
+    assert "list_runs" in (missing.value.hint or "")
+
+
+@pytest.mark.parametrize("run_id", ["../../../etc", "aaaaaaaaaaaa/../x", "AAAAAAAAAAAA", ""])
+def test_a_run_id_is_never_a_path(tools: Tools, run_id: str) -> None:
+    for read in (tools.get_audit, tools.get_run, tools.cancel_run):
+        with pytest.raises(UsageError, match="not a run id"):
+            read(run_id)
+
+
+def test_a_run_this_server_never_had_is_said_so(tools: Tools) -> None:
+    with pytest.raises(UsageError, match="this server has no such run"):
+        tools.get_run("aaaaaaaaaaaa")
