@@ -229,6 +229,11 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_response(code)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(body)))
+        # One request per connection: a client in the test's own process (litellm keeps a
+        # pool per API base) then holds no socket open to a server the test has stopped,
+        # which the garbage collector would report in a later test as unclosed.
+        self.send_header("Connection", "close")
+        self.close_connection = True
         for name, value in (headers or {}).items():
             self.send_header(name, value)
         self.end_headers()
