@@ -20,7 +20,10 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 
 # 2: the spec records `isolation` (runs of version 1 always imported the candidate into
 # pytest's process; report/run_json.py reads them as `isolation: in-process`).
-SCHEMA_VERSION = 2
+# 3: kind repair (issue 18): the spec's repair fields, the run's `repair` record, and each
+# attempt's rewritten files, review and regressions. Every new field has a default, so a
+# version 2 run reads as it was.
+SCHEMA_VERSION = 3
 
 
 class Status(StrEnum):

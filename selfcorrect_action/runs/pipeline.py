@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from selfcorrect_action.errors import Interrupted, interruption
+from selfcorrect_action.errors import Interrupted, UsageError, interruption
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import Executor
@@ -62,6 +62,10 @@ def prepare(loaded: LoadedSpec, settings: RunSettings, *, environ: Mapping[str, 
     """Everything that can refuse a spec's run before a token is spent: the models, their
     names, a replay made for another task. `replay_shown` is how reports name the replay
     (the action names it by its path in the repository)."""
+    if loaded.spec.kind == "repair":
+        raise UsageError("kind repair is validated but cannot be run by this version yet",
+                         hint="run it with a selfcorrect version whose docs/repair.md "
+                         "describes the repair loop")
     models = resolve_models(loaded, settings, environ)
     check_models(models, settings)
     if settings.replay is not None:

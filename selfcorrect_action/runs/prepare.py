@@ -48,7 +48,8 @@ def resolve_models(loaded: LoadedSpec, settings: RunSettings, environ: Mapping[s
             judge=spec_models.judge or fallback or defaults.judge,
         )
     return ModelTiers(cheap=tiers.cheap, strong=settings.strong_model or tiers.strong,
-                      judge=settings.judge_model or tiers.judge)
+                      judge=settings.judge_model or tiers.judge,
+                      review=settings.model or spec_models.review)
 
 
 def check_models(models: ModelTiers, settings: RunSettings) -> None:
