@@ -14,6 +14,7 @@ from selfcorrect_action.choices import Runtime
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.llm.models import ModelTiers, Tier
 from selfcorrect_action.records import evolve
+from selfcorrect_action.repair.records import RepairRecord, ReviewOutcome
 from selfcorrect_action.sandbox.models import ExecutionResult
 from selfcorrect_action.spec import Budget, TaskSpec
 from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
@@ -137,6 +138,13 @@ class Attempt(_Record):
     # Why this attempt was made: the NextStep reason reflect gave (empty for the first). The
     # audit trail shows it per attempt; next_step only holds the latest decision.
     reason: str = ""
+    # kind repair: the files the answer rewrote (path -> whole content), their diff against
+    # the repository, the reviewer's word before the run, and the tests that passed at
+    # baseline and did not now. `code` stays empty for a repair.
+    files: dict[str, str] = Field(default_factory=dict)
+    diff: str = ""
+    review: ReviewOutcome | None = None
+    regressions: list[str] = Field(default_factory=list)
 
 
 class Usage(_Record):
@@ -165,6 +173,7 @@ class PlanRecord(_Record):
     # Why there was no usable plan and the run went on without one ("" when it had one).
     skipped: str = ""
     rejected: list[RejectedReply] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list)  # kind repair: the files to rewrite
 
 
 class RunState(BaseModel):
@@ -199,6 +208,8 @@ class RunState(BaseModel):
     # For status error: the exit code of the error that ended the run, as the CLI reports
     # such errors up front (2: a replay that does not fit the run; 3: infrastructure).
     error_exit_code: int | None = None
+    # kind repair: the repository, its baseline and the targets (None for other kinds).
+    repair: RepairRecord | None = None
 
     @property
     def budget(self) -> Budget:

@@ -20,10 +20,12 @@ from selfcorrect_action.loop.budget import LimitsFn, PriceFn, no_limits, unprice
 from selfcorrect_action.loop.deps import Deps, Executor, no_price
 from selfcorrect_action.loop.orchestrator import run_loop
 from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.repair.repository import Snapshot
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.sandbox.derived_image import ensure_derived
 from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.image import ensure_image, require_image
 from selfcorrect_action.sandbox.models import InputFile, Limits
@@ -56,7 +58,8 @@ class RunSession:
                  secrets: Sequence[str], events: RunEvents | None = None,
                  cancel: CancelToken | None = None, llm: LLM | None = None,
                  engine: Engine | None = None, sandbox: Executor | None = None,
-                 priced: bool = True) -> None:
+                 priced: bool = True, repository: Snapshot | None = None,
+                 requirements: str | None = None) -> None:
         self.models = models
         self.settings = settings
         self._limits = limits
@@ -67,6 +70,8 @@ class RunSession:
         self.cancel = cancel or CancelToken()
         self._given = (llm, engine, sandbox)
         self._priced = priced
+        self._repository = repository
+        self._requirements = requirements
         self._stack = contextlib.ExitStack()
         self._deps: Deps | None = None
 
@@ -110,6 +115,7 @@ class RunSession:
         if llm is None:
             llm = llm_client(self.models, self.settings, secrets=self._secrets,
                              on_wait=lambda message: say("llm", message))
+        image = ""
         if sandbox is None:
             # What the session connects it closes; an engine handed in stays open.
             client = engine_given or self._stack.enter_context(
@@ -117,13 +123,18 @@ class RunSession:
             image = (require_image(client, self.settings.sandbox_image)
                      if self.settings.sandbox_image else
                      ensure_image(client, progress=lambda line: say("sandbox", line)))
+            if self._requirements is not None:
+                image = ensure_derived(client, image, self._requirements,
+                                       progress=lambda line: say("sandbox", line))
             opened = self._stack.enter_context(Sandbox(client, image, pool_size=1))
             opened.warm(self._limits, self.settings.runtime)
             sandbox = opened
         scratch = self._stack.enter_context(
             tempfile.TemporaryDirectory(prefix="selfcorrect-run-"))
-        return loop_deps(llm, sandbox, Path(scratch), self.settings, inputs=self._inputs,
+        deps = loop_deps(llm, sandbox, Path(scratch), self.settings, inputs=self._inputs,
                          events=self.events, cancel=self.cancel, priced=self._priced)
+        deps.repository, deps.image = self._repository, image
+        return deps
 
 
 def llm_client(models: ModelTiers, settings: RunSettings, *, secrets: Sequence[str],
