@@ -19,7 +19,7 @@ from selfcorrect_action.spec import TaskSpec
 from selfcorrect_action.taxonomy import Category
 from tests.fakes.scripted_llm import ScriptedLLM
 
-FIXTURE = Path(__file__).parents[1] / "fixtures" / "repair" / "calc"
+FIXTURE = Path(__file__).parents[2] / "examples" / "repair" / "calc"
 CORE = "src/calc/core.py"
 MEAN, MEAN_OF_ONE = "tests/test_core.py::test_mean", "tests/test_core.py::test_mean_of_one"
 
