@@ -10,10 +10,12 @@ import hashlib
 import json
 
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest
+from selfcorrect_action.loop.budget import estimate_tokens
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.feedback import render_packet
 from selfcorrect_action.loop.generate import INITIAL, count_retry
 from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered
+from selfcorrect_action.loop.metered import DEFAULT_MAX_TOKENS
 from selfcorrect_action.loop.repair.context import current_files, originals, record
 from selfcorrect_action.loop.repair.plan import target_failures
 from selfcorrect_action.loop.state import (
@@ -29,6 +31,8 @@ from selfcorrect_action.repair.files import refusal
 from selfcorrect_action.taxonomy import Category, Check, Verdict
 from selfcorrect_action.templating import render, shorten
 
+ANSWER_MARGIN_TOKENS = 1_000
+
 
 def generate_repair(state: RunState, deps: Deps) -> RunState:
     step = state.next_step or INITIAL
@@ -41,6 +45,7 @@ def generate_repair(state: RunState, deps: Deps) -> RunState:
     shown = _shown(state, deps, base)
     request = ChatRequest(
         purpose="repair" if step.strategy is Strategy.PATCH else "generate", tier=step.tier,
+        max_tokens=answer_tokens(shown),
         messages=(ChatMessage(role="system", content=render("prompts/system/repair.j2")),
                   ChatMessage(role="user", content=_prompt(state, step, base, shown))))
     outcome = call_or_end(state, llm, lambda: llm.complete(request))
@@ -62,6 +67,14 @@ def generate_repair(state: RunState, deps: Deps) -> RunState:
     _say(deps, attempt)
     return evolve(state, {"attempts": [*state.attempts, attempt],
                           "usage": count_retry(llm.usage, step.strategy), "next_step": None})
+
+
+def answer_tokens(shown: dict[str, str]) -> int:
+    """Room for the answer: whole files come back whole, so the files shown, with a margin
+    for edits and the lines around them (never less than a script's answer gets). The
+    model's own output limit and the budget still cap it (loop/metered.py)."""
+    return max(DEFAULT_MAX_TOKENS["generate"],
+               estimate_tokens("".join(shown.values())) * 5 // 4 + ANSWER_MARGIN_TOKENS)
 
 
 def files_sha(files: dict[str, str]) -> str:

@@ -285,3 +285,12 @@ def test_the_packet_carries_the_assertion_and_the_frame_inside_an_allowed_file(
     assert packet is not None and packet.failing_tests[0].test_id == ADD
     assert "ZeroDivisionError" in packet.failing_tests[0].message
     assert packet.file_name == "pkg/core.py"
+
+
+def test_a_whole_file_answer_gets_room_for_the_whole_file() -> None:
+    from selfcorrect_action.loop.repair.generate import answer_tokens
+
+    assert answer_tokens({"a.py": "x = 1\n"}) == 6000  # a script's answer, at least
+    # 90,000 characters are about 30,000 tokens (3 a token, the budget's estimate): the
+    # answer may be that and a quarter more, plus a margin.
+    assert answer_tokens({"a.py": "x" * 60_000, "b.py": "y" * 30_000}) == 38_500
