@@ -294,3 +294,27 @@ def test_a_whole_file_answer_gets_room_for_the_whole_file() -> None:
     # 90,000 characters are about 30,000 tokens (3 a token, the budget's estimate): the
     # answer may be that and a quarter more, plus a margin.
     assert answer_tokens({"a.py": "x" * 60_000, "b.py": "y" * 30_000}) == 38_500
+
+
+def test_a_plan_naming_files_it_may_not_rewrite_twice_leaves_the_run_to_go_on(
+        tmp_path: Path) -> None:
+    outside = ("plan", json.dumps({"approach": "rewrite the tests",
+                                   "files": ["tests/test_core.py"]}))
+    final, _, _ = run(tmp_path, [outside, outside, answer("pkg/core.py", FIXED), APPROVE])
+    assert final.plan is not None and final.plan.skipped.startswith(
+        "skipped: the plan answer was unusable twice")
+    assert final.plan.files == ["pkg/core.py"] and len(final.plan.rejected) == 2
+    assert "tests/test_core.py may not be rewritten" in final.plan.rejected[0].reason
+    assert final.status is Status.PASSED
+
+
+def test_a_reviewer_answer_unreadable_twice_rejects(tmp_path: Path) -> None:
+    garbled = ("review", "looks good to me!")
+    final, sandbox, _ = run(tmp_path, [PLAN, answer("pkg/core.py", FIXED), garbled, garbled],
+                            budget=Budget(patch_attempts=0, rethink_attempts=0))
+    (attempt,) = final.attempts
+    assert attempt.review is not None and not attempt.review.approved
+    assert attempt.review.raw_verdict == "unreadable"
+    assert attempt.verdict is not None and attempt.verdict.category is Category.SEMANTIC
+    assert "failing closed" in attempt.verdict.evidence
+    assert len(sandbox.requests) == 2 and final.status is Status.EXHAUSTED
