@@ -14,6 +14,8 @@ reported model's list price.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -30,8 +32,11 @@ from tests.fakes.openai_server import FakeOpenAIServer, Reply  # noqa: E402
 
 EXPECTED_EXIT = {
     "bar_chart": 0, "csv_report": 0, "two_sum": 0, "missing_package": 0, "timeout": 0,
-    "judge_rejection": 0, "budget_exhausted": 1,
+    "judge_rejection": 0, "budget_exhausted": 1, "repair_calc": 0,
 }
+# Repair examples run in a repository of their own: a copy of it, made a git repository
+# (as a user's checkout is), holds the spec (found by name under the copy).
+REPAIR_EXAMPLES = {"repair_calc": ("calc", "fix_mean.yml")}
 MODEL_REPORTED = "gpt-4o-mini-2024-07-18"
 
 
@@ -44,7 +49,7 @@ def record(name: str) -> None:
                               completion_tokens=max(1, len(item["answer"]) // 4),
                               model=MODEL_REPORTED) for item in answers))
         code = run_spec(
-            RunOptions(task=ROOT / "examples" / "tasks" / f"{name}.yml",
+            RunOptions(task=spec_path(name, Path(out)),
                        settings=RunSettings(record=replay, api_base=server.api_base),
                        out_dir=Path(out)),
             environ={"OPENAI_API_KEY": "sk-local-scripted-server"},
@@ -59,6 +64,24 @@ def record(name: str) -> None:
     if code != EXPECTED_EXIT[name]:
         raise SystemExit(f"{name}: exit {code}, expected {EXPECTED_EXIT[name]}")
     print(f"{name}: recorded {len(purposes)} exchanges, exit {code}")
+
+
+def spec_path(name: str, scratch: Path) -> Path:
+    if name not in REPAIR_EXAMPLES:
+        return ROOT / "examples" / "tasks" / f"{name}.yml"
+    folder, spec = REPAIR_EXAMPLES[name]
+    copy = repository_copy(ROOT / "examples" / "repair" / folder, scratch / folder)
+    return next(copy.rglob(spec))
+
+
+def repository_copy(source: Path, target: Path) -> Path:
+    """The example repository as a fresh git checkout: a copy, one commit."""
+    shutil.copytree(source, target)
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=example", "-c", "user.email=example@invalid",
+                  "commit", "-q", "-m", "the example repository"]):
+        subprocess.run(["git", "-C", str(target), *args], check=True, capture_output=True)
+    return target
 
 
 def main(names: list[str]) -> None:

@@ -122,8 +122,9 @@ def _add_run(sub: Subparsers) -> None:
     p = sub.add_parser(
         "run",
         help="run a task spec through the whole loop (plan, generate, execute, evaluate, repair)",
-        description="Turn the task in SPEC (or --prompt TEXT) into a script shown to work; "
-        "write it, run.json and AUDIT.md to the output folder.",
+        description="Turn the task in SPEC (or --prompt TEXT) into a script shown to work (or, "
+        "for a kind repair spec, fix the repository until its failing tests pass); write it, "
+        "run.json and AUDIT.md to the output folder.",
     )
     p.add_argument("spec", type=Path, nargs="?",
                    help="the task spec (YAML; see docs/task-spec.md)")
@@ -136,6 +137,9 @@ def _add_run(sub: Subparsers) -> None:
     p.add_argument("--overwrite-record", action="store_true",
                    help="let --record replace an existing recording")
     p.add_argument("--out", type=Path, dest="out_dir", help="output folder (default out/SPEC)")
+    p.add_argument("--apply", action="store_true",
+                   help="kind repair: write the changed files into the repository in place "
+                   "(refused when the working tree has uncommitted changes to them)")
     p.add_argument("--guidance", help="extra guidance for every generation, e.g. "
                    "\"use a log scale\" (what a /selfcorrect retry comment passes)")
     _add_settings(p)
@@ -210,7 +214,7 @@ def _run_run(args: argparse.Namespace) -> int:
         task=args.spec if args.spec is not None else args.prompt,
         settings=_resolved_settings(args).settings,
         out_dir=args.out_dir, as_json=args.json, overwrite_record=args.overwrite_record,
-    ), environ=os.environ, cancel=args.cancel)
+        apply=args.apply), environ=os.environ, cancel=args.cancel)
 
 
 def _add_mcp(sub: Subparsers) -> None:

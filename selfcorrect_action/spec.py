@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import keyword
 import re
+import shlex
 from dataclasses import dataclass, field
 from io import StringIO
 from pathlib import Path, PurePosixPath
@@ -32,6 +33,7 @@ from selfcorrect_action import yamlio
 from selfcorrect_action.choices import Generation
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.errors import SpecError
+from selfcorrect_action.repair.spec_files import repair_file_problems
 from selfcorrect_action.spec_checks import Conflict, dotted, find_conflicts, placed_files
 from selfcorrect_action.spec_files import (
     MAX_SPEC_BYTES,
@@ -43,13 +45,18 @@ from selfcorrect_action.spec_files import (
 )
 from selfcorrect_action.spec_files import file_problems as _file_problems
 
-TaskKind = Literal["script", "function"]
+TaskKind = Literal["script", "function", "repair"]
 # How the frozen tests meet the candidate: from another process under another uid (only
 # plain data crosses), or imported into pytest's own process (docs/task-spec.md).
 Isolation = Literal["process", "in-process"]
 
 DOCS_HINT = "see docs/task-spec.md for what this field takes"
 DEFAULT_OUTPUT_DIR = "scripts"
+# What a repair runs when the spec names no command (docs/repair.md): the repository's own
+# pytest configuration decides the rest.
+DEFAULT_TEST_COMMAND = ("python", "-m", "pytest", "-q")
+MAX_ARGUMENTS = 64
+MAX_ARGUMENT_CHARS = 1000
 
 
 def _path_error(message: str, hint: str) -> PydanticCustomError:
@@ -87,6 +94,64 @@ def _python_path(value: str) -> str:
         # The action never writes there (a token that can push under .github/ can change
         # the workflows): refused up front, before any model is paid for.
         raise _path_error("must not be under .github/", "write it elsewhere, e.g. scripts/")
+    return value
+
+
+def _one_line(value: str, what: str, example: str) -> str:
+    if not value.strip():
+        raise _path_error(f"must name {what}", f"write {example}")
+    if any(ord(char) < 32 or ord(char) == 127 for char in value):
+        raise _path_error("must not contain control characters (newlines, tabs...)",
+                          f"write it on one line, e.g. {example}")
+    return value.strip()
+
+
+def _repo_glob(value: str) -> str:
+    """A `files:` glob: relative to the repository root, inside it, never under .github/."""
+    value = _one_line(value, "files", "src/mypkg/**/*.py")
+    pure = PurePosixPath(value)
+    if pure.is_absolute() or "\\" in value or re.match(r"[A-Za-z]:", value):
+        raise _path_error("must be relative to the repository root",
+                          "drop the leading / and use forward slashes, e.g. src/**/*.py")
+    if ".." in pure.parts or any(part.casefold() == ".git" for part in pure.parts):
+        raise _path_error("must stay inside the repository: no '..' and nothing under .git/",
+                          "write the glob from the repository root, e.g. src/**/*.py")
+    if pure.parts[0].casefold() == ".github":
+        raise _path_error("must not be under .github/ (the action never writes there)",
+                          "name the package's files, e.g. src/mypkg/*.py")
+    return value
+
+
+def _node_id(value: str) -> str:
+    """A pytest node id (`tests/test_x.py::test_y[1]`) whose file part stays in the repo."""
+    value = _one_line(value, "a test", "tests/test_parse.py::test_empty")
+    path = PurePosixPath(value.split("::", 1)[0])
+    if path.is_absolute() or ".." in path.parts or "\\" in value:
+        raise _path_error("must be a pytest node id relative to the repository root",
+                          "write it as pytest prints it, e.g. tests/test_parse.py::test_empty")
+    return value
+
+
+def _argv(value: Any) -> Any:
+    """`test_command: pytest -q tests` is split as a shell would (no shell runs it);
+    a list is taken as the argv itself."""
+    if isinstance(value, str):
+        try:
+            value = shlex.split(value)
+        except ValueError as exc:
+            raise PydanticCustomError("argv", "cannot be split into arguments: {why}", {
+                "why": str(exc), "hint": "close the quote, or write the command as a list"
+            }) from exc
+    if isinstance(value, list) and (not value or value[0] == ""):
+        raise PydanticCustomError("argv", "must name a program to run", {
+            "hint": "leave it out for the default, python -m pytest -q"})
+    return value
+
+
+def _argument(value: str) -> str:
+    if "\0" in value or "\n" in value or "\r" in value:
+        raise _path_error("must not contain a newline or a NUL byte",
+                          "write each argument on one line")
     return value
 
 
@@ -149,6 +214,9 @@ def entry_point(signature: str) -> str:
 
 
 RepoPath = Annotated[str, AfterValidator(_repo_path)]
+RepoGlob = Annotated[str, AfterValidator(_repo_glob)]
+NodeId = Annotated[str, Field(max_length=1000), AfterValidator(_node_id)]
+Argument = Annotated[str, Field(max_length=MAX_ARGUMENT_CHARS), AfterValidator(_argument)]
 PythonPath = Annotated[str, AfterValidator(_python_path)]
 NonBlank = Annotated[str, AfterValidator(_non_blank)]
 
@@ -184,6 +252,7 @@ class ModelChoice(_Strict):
     cheap: NonBlank | None = None
     strong: NonBlank | None = None
     judge: NonBlank | None = None
+    review: NonBlank | None = None  # kind repair's reviewer; None: the judge's model
 
 
 class TaskSpec(_Strict):
@@ -208,6 +277,16 @@ class TaskSpec(_Strict):
     # kind function: chat, or completion (the model continues the function's code); None:
     # the --generation flag's or SELFCORRECT_GENERATION's, else auto.
     generation: Generation | None = None
+    # kind repair (docs/repair.md): what may be rewritten, how the repository's tests run,
+    # which must pass, what the sandbox needs installed, and the reviewer before each run.
+    files: Annotated[list[RepoGlob], BeforeValidator(_as_list)] = Field(default_factory=list)
+    test_command: Annotated[
+        list[Argument], BeforeValidator(_argv), Field(max_length=MAX_ARGUMENTS)
+    ] = Field(default_factory=lambda: list(DEFAULT_TEST_COMMAND))
+    failing_tests: Annotated[list[NodeId], BeforeValidator(_as_list)] = Field(
+        default_factory=list)
+    requirements: RepoPath | None = None
+    review: bool = Field(default=True, strict=True)
 
     @model_validator(mode="after")
     def _consistent(self) -> TaskSpec:
@@ -309,7 +388,12 @@ def load_spec_text(
 
 def file_problems(loaded: LoadedSpec) -> list[str]:
     """Located problems for tests and inputs that are missing or not plain files in the repo,
-    and for an output path that goes through a link."""
+    and for an output path that goes through a link; for a repair, for globs that match no
+    file it may rewrite, missing test files and a requirements file it cannot install."""
+    if loaded.spec.kind == "repair":
+        found = repair_file_problems(loaded.root, loaded.spec)
+        return [_located(loaded.source, loaded.document, loc, message, hint)
+                for loc, message, hint in found]
     found = _file_problems(loaded.root, placed_files(loaded.spec))
     output = loaded.spec.output
     if output and (problem := output_problem(loaded.root, output)):
@@ -323,7 +407,9 @@ def _load(
 ) -> LoadedSpec:
     document = _parse_mapping(text, source)
     data = yamlio.to_plain(document)
-    derived = default_output(name) if data.get("output") is None else None
+    # A repair rewrites the repository's own files: it has no script to put anywhere.
+    derived = (default_output(name) if data.get("output") is None
+               and data.get("kind") != "repair" else None)
     if derived:
         data["output"] = derived
     try:

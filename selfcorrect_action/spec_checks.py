@@ -12,6 +12,8 @@ import sys
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING, NamedTuple
 
+from pydantic import BaseModel
+
 from selfcorrect_action.spec_files import Loc, work_dir_name
 
 if TYPE_CHECKING:
@@ -26,8 +28,62 @@ class Conflict(NamedTuple):
 
 def find_conflicts(spec: TaskSpec) -> list[Conflict]:
     """Problems between fields that are each valid on their own."""
-    return [*_placement_conflicts(spec), *_output_conflicts(spec), *_artifact_conflicts(spec),
-            *_signature_conflicts(spec)]
+    if spec.kind == "repair":
+        return [*_repair_conflicts(spec), *_signature_conflicts(spec)]
+    return [*_misplaced_repair_fields(spec), *_placement_conflicts(spec),
+            *_output_conflicts(spec), *_artifact_conflicts(spec), *_signature_conflicts(spec)]
+
+
+# Fields only a repair takes, and what a repair does instead of the fields it does not.
+# Compared with their defaults, not with what was written: run.json holds a full dump of
+# the spec, where every field looks written (see user_contract_fields).
+REPAIR_FIELDS = ("files", "test_command", "failing_tests", "requirements", "review")
+NOT_FOR_REPAIR = {
+    "output": "a repair rewrites the repository's own files (`files:`), it writes no script",
+    "tests": "a repair is judged by the repository's own tests: name the ones that must "
+             "pass in `failing_tests:`",
+    "inputs": "a repair runs in a copy of the whole repository: its files are all there",
+    "isolation": "the repository's own suite imports its code in pytest's process; the "
+                 "rewritten files are scanned for tampering instead (docs/repair.md)",
+    "judge": "a repair is judged by the repository's tests, and by the reviewer (`review:`) "
+             "before each run",
+}  # fmt: skip
+NOT_FOR_REPAIR_CONTRACT = {
+    "artifacts": "a repair is judged by the repository's tests, not by files it writes",
+    "stdout_contains": "a repair is judged by the repository's tests, not by its output",
+    "success_criteria": "a repair has no judge to read criteria: its tests are the criteria",
+}  # fmt: skip
+
+
+def _changed(model: BaseModel, name: str) -> bool:
+    field = type(model).model_fields[name]
+    return bool(getattr(model, name) != field.get_default(call_default_factory=True))
+
+
+def _repair_conflicts(spec: TaskSpec) -> list[Conflict]:
+    conflicts = [Conflict((name,), f"kind repair does not take {name}: {why}",
+                          f"remove `{name}:`")
+                 for name, why in NOT_FOR_REPAIR.items() if _changed(spec, name)]
+    contract = spec.contract
+    conflicts += [Conflict(("contract", name), f"kind repair does not take {name}: {why}",
+                           f"remove `{name}:`")
+                  for name, why in NOT_FOR_REPAIR_CONTRACT.items() if _changed(contract, name)]
+    if contract.network != "none":
+        conflicts.append(Conflict(
+            ("contract", "network"), "a repair's tests run without network: dependencies are "
+            "installed when the sandbox image is built (`requirements:`)",
+            "remove `network: open`; list what the tests need in a requirements file"))
+    if not spec.files:
+        conflicts.append(Conflict(
+            ("kind",), "kind repair needs `files:`, the globs of the files it may rewrite",
+            "add e.g. `files: [src/mypkg/*.py]` (everything else stays read-only)"))
+    return conflicts
+
+
+def _misplaced_repair_fields(spec: TaskSpec) -> list[Conflict]:
+    return [Conflict((name,), f"{name} is for kind repair only (this spec is kind "
+                     f"{spec.kind})", f"remove `{name}:`, or set `kind: repair`")
+            for name in REPAIR_FIELDS if _changed(spec, name)]
 
 
 def placed_files(spec: TaskSpec) -> list[tuple[Loc, str]]:

@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.fix import fix_task
 from selfcorrect_action.action.specs import (
     load_workspace_spec,
     matches,
@@ -22,6 +23,7 @@ from selfcorrect_action.errors import SelfcorrectError, SpecError, UsageError
 from selfcorrect_action.github.check_runs import CheckResult, guarded, write_check_run
 from selfcorrect_action.github.events import (
     Dispatch,
+    FixComment,
     IssueLabeled,
     RetryComment,
     SpecsChanged,
@@ -58,6 +60,8 @@ def dispatch(trigger: Trigger, env: ActionEnv) -> int:
         return on_dispatch(trigger, env)
     if trigger.kind == "validate":
         return on_specs_changed(trigger, env)
+    if trigger.kind == "fix":
+        return on_fix(trigger, env)
     raise AssertionError(f"no handler for {trigger.kind}")
 
 
@@ -88,6 +92,14 @@ def on_retry(trigger: RetryComment, env: ActionEnv) -> int:
         return EXIT_OK
     task = (_retry_on_pull_request(trigger, env) if trigger.on_pull_request
             else _retry_on_issue(trigger, env))
+    return EXIT_OK if task is None else _run_all([task], env)
+
+
+def on_fix(trigger: FixComment, env: ActionEnv) -> int:
+    if not _allowed(trigger.actor, trigger.number, env,
+                    fix="Ask someone with write access to comment `/selfcorrect fix`."):
+        return EXIT_OK
+    task = fix_task(trigger, env)
     return EXIT_OK if task is None else _run_all([task], env)
 
 

@@ -56,14 +56,16 @@ def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str
         return redact(text, secrets=secrets)
 
     passed = state.status is Status.PASSED
-    code = _code_to_commit(state, passed=passed, draft_on_failure=draft_on_failure)
+    changed = _changed_files(task, state, passed=passed, draft_on_failure=draft_on_failure)
     commit = pull = None
-    if code is not None:
-        files = [FileChange(path=str(task.loaded.spec.output), content=code),
-                 *_planned_tests(state), *run_files(state.run_id, audit_md=audit_md,
-                                                    run_json=run_json)]
+    if changed:
+        files = [*changed, *_planned_tests(state),
+                 *run_files(state.run_id, audit_md=audit_md, run_json=run_json)]
         commit = PlannedCommit(branch=task.branch, base_branch=base_branch,
-                               message=clean(_commit_message(task, state)), files=files)
+                               message=clean(_commit_message(task, state)), files=files,
+                               allowed_files=list(state.spec.files),
+                               expected_head=task.expected_head, pull_number=task.pull_number)
+    if changed and task.pull_number is None:
         pull = PlannedPullRequest(
             title=clean(f"selfcorrect: {task.title}")[:MAX_TITLE_CHARS],
             body=clean(_pull_body(task, state, summary_md=summary_md, repository=repository,
@@ -95,12 +97,31 @@ def _check_run(task: Task, state: RunState, *, secrets: Sequence[str], run_url: 
         name=redact(check_name(task), secrets=secrets), conclusion=conclusion,
         title=check_run_title(state, secrets=secrets)[:MAX_TITLE_CHARS],
         summary=summary, details_url=run_url, external_id=f"selfcorrect run {state.run_id}")
-    return PlannedCheckRun(branch=task.branch, output=output, audit_link=audit_link)
+    return PlannedCheckRun(branch=task.branch, output=output, audit_link=audit_link,
+                           pull_number=task.pull_number)
 
 
 def _audit_link(task: Task, state: RunState, *, repository: str, server_url: str) -> str:
     return (f"{server_url}/{repository}/blob/{task.branch}/{RUNS_DIR}/{state.run_id}/"
             "AUDIT.md")
+
+
+def _changed_files(task: Task, state: RunState, *, passed: bool, draft_on_failure: bool
+                   ) -> list[FileChange]:
+    """What the commit changes in the repository: the script, or a repair's rewritten
+    files. A failed fix is never pushed onto the pull request it was asked on."""
+    if state.spec.kind == "repair":
+        shown = state.last if passed else (
+            None if task.pull_number is not None or not draft_on_failure else _best_ran(state))
+        files = shown.files if shown is not None else {}
+        return [FileChange(path=path, content=text) for path, text in sorted(files.items())]
+    code = _code_to_commit(state, passed=passed, draft_on_failure=draft_on_failure)
+    return [] if code is None else [FileChange(path=str(task.loaded.spec.output), content=code)]
+
+
+def _best_ran(state: RunState) -> Attempt | None:
+    best = state.best()
+    return best if best is not None and best.execution is not None else None
 
 
 def _code_to_commit(state: RunState, *, passed: bool, draft_on_failure: bool) -> str | None:
@@ -132,9 +153,11 @@ def _commit_message(task: Task, state: RunState) -> str:
 
 def _pull_body(task: Task, state: RunState, *, summary_md: str, repository: str,
                server_url: str, passed: bool) -> str:
+    changed = sorted(state.last.files) if state.last is not None and passed else []
     return render(
         "reports/pull_request.md.j2", origin_marker=origin_marker(task.origin),
         summary=summary_md, passed=passed, output=str(task.loaded.spec.output),
+        repair=state.spec.kind == "repair", changed=changed,
         network_open=state.contract.network == "open", has_tests=bool(state.tests),
         judged=state.spec.judge, audit_path=f"{RUNS_DIR}/{state.run_id}/AUDIT.md",
         audit_link=_audit_link(task, state, repository=repository, server_url=server_url),

@@ -10,7 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from selfcorrect_action.action.env import ActionEnv
-from selfcorrect_action.github.events import Dispatch, IssueLabeled, RetryComment, Trigger
+from selfcorrect_action.github.events import (
+    Dispatch,
+    FixComment,
+    IssueLabeled,
+    RetryComment,
+    Trigger,
+)
 from selfcorrect_action.github.naming import BRANCH_PREFIX, issue_branch
 from selfcorrect_action.github.plan import WritePlan
 
@@ -47,6 +53,11 @@ class Targets:
 def publish_targets(trigger: Trigger, env: ActionEnv) -> Targets:
     if isinstance(trigger, IssueLabeled):
         return Targets(frozenset({trigger.number}), frozenset({issue_branch(trigger.number)}))
+    if isinstance(trigger, FixComment):
+        pull = env.forge.pull_request(trigger.number)
+        same_repo = pull.head_repository.lower() == env.context.repository.lower()
+        return Targets(frozenset({trigger.number}),
+                       frozenset({pull.head_branch} if same_repo else set()))
     if isinstance(trigger, RetryComment):
         if not trigger.on_pull_request:
             return Targets(frozenset({trigger.number}),

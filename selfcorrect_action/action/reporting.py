@@ -194,6 +194,11 @@ def _relative(env: ActionEnv, outcome: TaskOutcome) -> str:
         return str(outcome.audit_path)
 
 
+def comment(env: ActionEnv, number: int, marker: str, body: str) -> None:
+    """One comment of ours on #number, found again (and edited) by its marker."""
+    _comment(env, number, marker, body)
+
+
 def _comment(env: ActionEnv, number: int, marker: str, body: str,
              *, failed_label: bool = False) -> None:
     body = redact(body, secrets=env.secrets)

@@ -22,3 +22,7 @@ class Task:
     replay: Path | None = None
     approval: str | None = None  # the approved issue body's digest, kept in the comment
     base_branch: str | None = None  # where the PR goes, when not the input or the default
+    # `/selfcorrect fix`: the pull request whose branch gets the fix, and the head commit
+    # the run's baseline was taken at (the fix goes on top of it, or nowhere).
+    pull_number: int | None = None
+    expected_head: str | None = None

@@ -62,7 +62,7 @@ def mutants(source: str, entry_point: str, kind: Kind, *, seed: str) -> list[Mut
     function = _function(tree, entry_point)
     if function is None:
         return []
-    made = [m for m in _sites(source, function, kind) if m.source != source]
+    made = [m for m in sites(source, function, kind) if m.source != source]
     order = list(range(len(made)))
     random.Random(f"{seed}:{kind}").shuffle(order)
     return [made[i] for i in order]
@@ -85,7 +85,8 @@ def _body_nodes(function: ast.FunctionDef) -> Iterator[ast.AST]:
     yield from nodes
 
 
-def _sites(source: str, function: ast.FunctionDef, kind: Kind) -> list[Mutant]:
+def sites(source: str, function: ast.FunctionDef, kind: Kind) -> list[Mutant]:
+    """Every mutant of `kind` in `function`'s body, in source order (no seeded shuffle)."""
     nodes = list(_body_nodes(function))
     found: list[tuple[ast.AST, str]] = []
     if kind == "off_by_one":
@@ -117,12 +118,18 @@ def _sites(source: str, function: ast.FunctionDef, kind: Kind) -> list[Mutant]:
     else:
         found = [(node, ast.unparse(node.value)) for node in nodes
                  if isinstance(node, ast.Return) and node.value is not None]
-    return [_spliced(source, kind, site, node, text) for site, (node, text) in enumerate(found)]
+    return [spliced(source, kind, site, node, text) for site, (node, text) in enumerate(found)]
 
 
-def _spliced(source: str, kind: Kind, site: int, node: ast.AST, text: str) -> Mutant:
-    """The source with `node`'s own text replaced by `text`. ast positions count UTF-8
-    bytes within a line, so the splice works on bytes."""
+def spliced(source: str, kind: Kind, site: int, node: ast.AST, text: str) -> Mutant:
+    original, mutated = splice(source, node, text)
+    return Mutant(kind=kind, site=site, line=node.lineno,  # type: ignore[attr-defined]
+                  original=original, replacement=text, source=mutated)
+
+
+def splice(source: str, node: ast.AST, text: str) -> tuple[str, str]:
+    """(the text of `node`, the source with it replaced by `text`). ast positions count
+    UTF-8 bytes within a line, so the splice works on bytes."""
     lines = source.encode("utf-8").splitlines(keepends=True)
     start_line, end_line = node.lineno, node.end_lineno  # type: ignore[attr-defined]
     start_col, end_col = node.col_offset, node.end_col_offset  # type: ignore[attr-defined]
@@ -131,8 +138,7 @@ def _spliced(source: str, kind: Kind, site: int, node: ast.AST, text: str) -> Mu
     original = original[start_col: len(original) - len(lines[end_line - 1]) + end_col]
     after = lines[end_line - 1][end_col:] + b"".join(lines[end_line:])
     mutated = before + _parenthesised(node, text).encode("utf-8") + after
-    return Mutant(kind=kind, site=site, line=start_line, original=original.decode("utf-8"),
-                  replacement=text, source=mutated.decode("utf-8"))
+    return original.decode("utf-8"), mutated.decode("utf-8")
 
 
 def _parenthesised(node: ast.AST, text: str) -> str:

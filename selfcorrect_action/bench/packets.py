@@ -10,8 +10,10 @@ from selfcorrect_action.loop.budget import estimate_tokens
 from selfcorrect_action.loop.feedback import render_packet
 from selfcorrect_action.loop.state import RepairPacket
 
-# pytest's rewritten assertion: `assert 3 == 4`, `assert 'ab' != 'ab'`, `assert False`...
-_ASSERTION = re.compile(r"(?:^|\n)\s*(?:E\s+)?(?:AssertionError: )?assert (?P<rest>.+)")
+# pytest's rewritten assertion: `assert 3 == 4`, `assert 'ab' != 'ab'`, `assert False`...;
+# unittest's: `AssertionError: Lists differ: [1] != [2]`, `AssertionError: 3 != 4`.
+_ASSERTION = re.compile(
+    r"(?:^|\n)\s*(?:E\s+)?(?:AssertionError: (?:assert )?|assert )(?P<rest>.+)")
 _COMPARISON = re.compile(r".+? (?:==|!=|<=|>=|<|>|is not|is|not in|in) .+")
 
 

@@ -4,7 +4,9 @@ the output folder.
 
 The run itself is runs/pipeline.py's (the action's, the benchmark's, the API's too), ending in
 a folder as the API's runs do (runs/publish.py); what is particular to this front end is the
-terminal: progress lines and the final summary.
+terminal: progress lines and the final summary. A repair writes its changed files and their
+diff there instead, or with `--apply` writes the files into the repository
+(runs/repair_output.py).
 """
 
 from __future__ import annotations
@@ -20,11 +22,16 @@ from rich.markup import escape
 from selfcorrect_action.api.results import RUN_JSON_KEYS, run_result
 from selfcorrect_action.api.tasks import default_out_dir, load_task
 from selfcorrect_action.commands.paths import writable_file, writable_folder
+from selfcorrect_action.errors import UsageError
+from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.redact import redact, secrets_from_env
 from selfcorrect_action.report.view import cautions
+from selfcorrect_action.report.writer import ReportPaths
+from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken
-from selfcorrect_action.runs.pipeline import prepare
+from selfcorrect_action.runs.pipeline import PreparedRun, prepare
 from selfcorrect_action.runs.publish import FolderRun, run_to_folder
+from selfcorrect_action.runs.repair_output import RepairOutput, write_repair_output
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.templating import render, terminal_safe
@@ -40,6 +47,7 @@ class RunOptions:
     out_dir: Path | None = None
     as_json: bool = False
     overwrite_record: bool = False
+    apply: bool = False  # kind repair: write the changed files into the repository
 
 
 def run_spec(options: RunOptions, *, environ: Mapping[str, str],
@@ -47,6 +55,10 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str],
     secrets = secrets_from_env(environ)
     settings = options.settings
     loaded = load_task(options.task)
+    if options.apply and loaded.spec.kind != "repair":
+        raise UsageError("--apply writes a repair's changed files into the repository; "
+                         f"{loaded.source} is a kind {loaded.spec.kind} spec",
+                         hint="drop --apply: the script is written to --out")
     prepared = prepare(loaded, settings, environ=environ, secrets=secrets)
     out_dir = writable_folder(options.out_dir or default_out_dir(loaded), "--out")
     if settings.record is not None:
@@ -54,11 +66,56 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str],
                       new_hint="pass --overwrite-record to replace it, or name another file")
     console = Console(stderr=True, highlight=False)
     events = RunEvents(on_event=progress_printer(console, secrets))
+    if prepared.repository is not None:
+        return _run_repair(options, prepared, out_dir, events, environ=environ,
+                           secrets=secrets, cancel=cancel)
     done = run_to_folder(prepared, out_dir, environ=environ, secrets=secrets, events=events,
                          cancel=cancel)
     print_outcome(done, as_json=options.as_json, secrets=secrets)
     done.outcome.raise_if_interrupted()
     return done.outcome.exit_code
+
+
+def _run_repair(options: RunOptions, prepared: PreparedRun, out_dir: Path, events: RunEvents,
+                *, environ: Mapping[str, str], secrets: list[str],
+                cancel: CancelToken | None) -> int:
+    snapshot = prepared.repository
+    assert snapshot is not None
+    outcome = pipeline.run(
+        prepared, environ=environ, secrets=secrets, events=events, cancel=cancel,
+        reports_dir=out_dir, publish=lambda done: write_repair_output(
+            done.state, snapshot, out_dir, apply=options.apply))
+    written = outcome.published or RepairOutput()
+    assert outcome.report_paths is not None
+    print_repair_outcome(outcome.state, outcome.report_paths, written,
+                         as_json=options.as_json, secrets=secrets)
+    outcome.raise_if_interrupted()
+    # Passed but not applied (the working tree changed): the user must act, as for a held
+    # back pull request in the action.
+    return 1 if outcome.exit_code == 0 and written.refused else outcome.exit_code
+
+
+def print_repair_outcome(state: RunState, paths: ReportPaths, written: RepairOutput, *,
+                         as_json: bool, secrets: list[str]) -> None:
+    if as_json:
+        usage = state.usage
+        print(json.dumps({
+            "status": state.status.value,
+            "stop_reason": redact(state.stop_reason, secrets=secrets),
+            "attempts": len(state.attempts), "tokens": usage.tokens,
+            "cost_usd": round(usage.cost_usd, 6) if usage.cost_known else None,
+            "replayed": state.replayed,
+            "changed_files": [str(path) for path in written.files],
+            "applied": written.applied, "not_applied": written.refused or None,
+            "diff": str(written.diff) if written.diff else None,
+            "run_json": str(paths.run_json), "audit": str(paths.audit_md),
+            "stale": [str(path) for path in written.stale],
+            "cautions": cautions(state),
+        }, indent=2))
+        return
+    print(redact(render("reports/repair_summary.txt.j2", state=state, written=written,
+                        audit=paths.audit_md, run_json=paths.run_json,
+                        cautions=cautions(state)), secrets=secrets), end="")
 
 
 def progress_printer(console: Console, secrets: list[str]) -> Callable[[str, str], None]:

@@ -123,12 +123,18 @@ def parse_junit(path: Path, *, max_bytes: int = MAX_JUNIT_BYTES) -> list[TestOut
     return parse_junit_report(path, max_bytes=max_bytes).outcomes
 
 
-def parse_junit_report(path: Path, *, max_bytes: int = MAX_JUNIT_BYTES) -> JUnitReport:
-    return parse_junit_bytes(_read_capped(path, max_bytes))
+def parse_junit_report(path: Path, *, max_bytes: int = MAX_JUNIT_BYTES,
+                       max_failing: int = MAX_FAILING_OUTCOMES,
+                       max_passing: int = MAX_PASSING_OUTCOMES) -> JUnitReport:
+    """The outcomes kept are capped (failing ones first matter); a repository's suite is
+    read with larger caps, since every passing test's id is needed to spot a regression."""
+    return parse_junit_bytes(_read_capped(path, max_bytes), max_failing=max_failing,
+                             max_passing=max_passing)
 
 
-def parse_junit_bytes(data: bytes) -> JUnitReport:
-    builder = _Builder()
+def parse_junit_bytes(data: bytes, *, max_failing: int = MAX_FAILING_OUTCOMES,
+                      max_passing: int = MAX_PASSING_OUTCOMES) -> JUnitReport:
+    builder = _Builder(max_failing=max_failing, max_passing=max_passing)
     parser = _expat_parser(builder)
     try:
         parser.Parse(data, True)
@@ -207,7 +213,8 @@ class _Builder:
     """Streams expat events into outcomes; only testcase elements and their first
     failure/error/skipped child matter, everything else (properties, system-out) is skipped."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, max_failing: int, max_passing: int) -> None:
+        self.max_failing, self.max_passing = max_failing, max_passing
         self.depth = 0
         self.root: str | None = None
         self.case: _Case | None = None
@@ -261,9 +268,9 @@ class _Builder:
 
     def _add(self, outcome: TestOutcome) -> None:
         self.counts[outcome.outcome] += 1
-        if outcome.outcome in {"failed", "error"} and self.kept_failing < MAX_FAILING_OUTCOMES:
+        if outcome.outcome in {"failed", "error"} and self.kept_failing < self.max_failing:
             self.kept_failing += 1
-        elif outcome.outcome in {"passed", "skipped"} and self.kept_passing < MAX_PASSING_OUTCOMES:
+        elif outcome.outcome in {"passed", "skipped"} and self.kept_passing < self.max_passing:
             self.kept_passing += 1
         else:
             self.dropped += 1

@@ -98,9 +98,10 @@ class Finding:
         return f"line {self.line}: `{self.what}` {self.why}"
 
 
-def scan(source: str, *, test_files: list[str], star_imported: bool = False) -> list[Finding]:
+def scan(source: str, *, test_files: list[str], star_imported: bool = False,
+         limit: int | None = MAX_FINDINGS) -> list[Finding]:
     """What in `source` tampers with the tests `test_files` (names in the work dir); at most
-    MAX_FINDINGS, first first. `star_imported`: a test does `from <module> import *`, so the
+    `limit` (None: all), first first. `star_imported`: a test does `from <module> import *`, so the
     module's top-level names become the test's. Code that does not parse has nothing to
     refuse: it fails as syntax when it runs."""
     try:
@@ -111,7 +112,7 @@ def scan(source: str, *, test_files: list[str], star_imported: bool = False) -> 
     if star_imported:
         scanner.shadowing(tree)
     scanner.visit(tree)
-    return sorted(scanner.findings, key=lambda f: f.line)[:MAX_FINDINGS]
+    return sorted(scanner.findings, key=lambda f: f.line)[:limit]
 
 
 def star_imports(source: str, module: str) -> bool:

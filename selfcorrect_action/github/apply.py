@@ -59,7 +59,10 @@ def apply_plan(plan: WritePlan, forge: Forge, *,
             forge.ensure_label(name, color=color, description=description)
     held_back = _over_a_passing_version(plan, forge)
     commit_sha, pull, no_pull = None, None, None
-    if plan.commit and held_back is None:
+    if plan.commit and plan.commit.expected_head is not None:
+        commit_sha, held_back, pull = _push_fix(plan, plan.commit, forge,
+                                                lock_timing=lock_timing)
+    elif plan.commit and held_back is None:
         base = forge.branch_head(plan.commit.base_branch)
         if base is None:
             raise ForgeError(f"the base branch {plan.commit.base_branch!r} does not exist",
@@ -163,6 +166,35 @@ def _commit(planned: PlannedCommit, base_sha: str, forge: Forge
     sha = _write(forge, head.sha, planned)
     forge.move_branch(planned.branch, sha)
     return sha, None, False
+
+
+def _push_fix(plan: WritePlan, planned: PlannedCommit, forge: Forge, *,
+              lock_timing: LockTiming) -> tuple[str | None, str | None, PullRequest | None]:
+    """`/selfcorrect fix`: a new commit on the pull request's own branch, as pre-commit.ci
+    pushes its fixes: only while the pull request is open, from this repository, and its
+    head is still the commit the run's baseline was taken at; on top of it, never forced.
+    The commit's sha, or why it was not made, and the pull request."""
+    assert planned.pull_number is not None and planned.expected_head is not None
+    pull = forge.pull_request(planned.pull_number)
+    if (pull.head_branch != planned.branch or pull.state != "open"
+            or pull.head_repository.lower() != forge.repository.lower()):
+        return None, (f"pull request #{pull.number} is no longer an open pull request from "
+                      f"{planned.branch} in this repository: nothing was pushed"), pull
+    with branch_lock(forge, planned.branch, anchor_sha=planned.expected_head,
+                     holder=f"{plan.task}, run {plan.run_id or '?'}", timing=lock_timing):
+        head = forge.branch_head(planned.branch)
+        if head is None or head.sha != planned.expected_head:
+            now = head.sha[:7] if head else "gone"
+            return None, (f"the pull request's head moved ({planned.expected_head[:7]} when "
+                          f"the baseline was taken, {now} now): the fix was not pushed; "
+                          "comment `/selfcorrect fix` again to repair the new head"), pull
+        sha = _write(forge, planned.expected_head, planned)
+        try:
+            forge.move_branch(planned.branch, sha)
+        except ForgeError as exc:  # moved between the check and the push: not forced
+            return None, (f"the pull request's head moved while the fix was pushed "
+                          f"({exc.message}): nothing was pushed"), pull
+    return sha, None, pull
 
 
 def _write(forge: Forge, parent_sha: str, planned: PlannedCommit) -> str:

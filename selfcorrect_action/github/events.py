@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 RETRY_COMMAND = "/selfcorrect retry"
+FIX_COMMAND = "/selfcorrect fix"
 # Our own comments carry this, so even a comment a person copied from ours never triggers.
 MARKER_PREFIX = "<!-- selfcorrect:"
 MAX_GUIDANCE_CHARS = 4000
@@ -50,6 +51,17 @@ class RetryComment(_Trigger):
     guidance: str
 
 
+class FixComment(_Trigger):
+    """`/selfcorrect fix [guidance]`: repair mode on a pull request's head (docs/repair.md),
+    the fix pushed as a new commit on its branch."""
+
+    kind: Literal["fix"] = "fix"
+    number: int
+    on_pull_request: bool
+    comment_id: int
+    guidance: str
+
+
 class SpecsChanged(_Trigger):
     kind: Literal["validate"] = "validate"
     number: int
@@ -68,7 +80,7 @@ class Ignored(BaseModel):
     reason: str
 
 
-Trigger = IssueLabeled | Dispatch | RetryComment | SpecsChanged | Ignored
+Trigger = IssueLabeled | Dispatch | RetryComment | FixComment | SpecsChanged | Ignored
 
 
 def trigger_for(event_name: str, payload: Mapping[str, Any], *, trigger_label: str) -> Trigger:
@@ -121,10 +133,16 @@ def _issue_comment(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
                        "included)")
     if MARKER_PREFIX in body:
         return Ignored(reason="the comment carries selfcorrect's own marker")
+    issue = _mapping(payload, "issue")
+    fix = command_guidance(body, "fix")
+    if fix is not None:
+        return FixComment(repository=_repository(payload), actor=_text(author, "login"),
+                          number=_number(issue), on_pull_request="pull_request" in issue,
+                          comment_id=_int(comment, "id"), guidance=fix)
     guidance = retry_guidance(body)
     if guidance is None:
-        return Ignored(reason=f"the comment is not a {RETRY_COMMAND} command")
-    issue = _mapping(payload, "issue")
+        return Ignored(reason=f"the comment is not a {RETRY_COMMAND} or {FIX_COMMAND} "
+                       "command")
     return RetryComment(repository=_repository(payload), actor=_text(author, "login"),
                         number=_number(issue), on_pull_request="pull_request" in issue,
                         comment_id=_int(comment, "id"), guidance=guidance)
@@ -153,15 +171,21 @@ _HANDLERS = {
     "pull_request": _pull_request,
 }
 
-_COMMAND_LINE = re.compile(r"/selfcorrect[ \t]+retry\b[ \t]*(?P<rest>[^\n]*)")
+_COMMAND_LINE = {verb: re.compile(rf"/selfcorrect[ \t]+{verb}\b[ \t]*(?P<rest>[^\n]*)")
+                 for verb in ("retry", "fix")}
 
 
 def retry_guidance(body: str) -> str | None:
     """The guidance of a `/selfcorrect retry <guidance>` comment (lines after the command
     included), or None when the comment does not start with the command. Quoted lines
     (`> /selfcorrect retry`, a reply quoting someone) do not count."""
+    return command_guidance(body, "retry")
+
+
+def command_guidance(body: str, verb: str) -> str | None:
+    """What follows `/selfcorrect <verb>` at the start of a comment, or None."""
     text = body.replace("\r\n", "\n").lstrip()
-    match = _COMMAND_LINE.match(text)
+    match = _COMMAND_LINE[verb].match(text)
     if match is None:
         return None
     rest = match.group("rest") + text[match.end():]

@@ -26,20 +26,44 @@ class FormField:
     shape: Shape
 
 
-# In the order of the form (.github/ISSUE_TEMPLATE/selfcorrect.yml; a test keeps them equal).
-FORM_FIELDS: tuple[FormField, ...] = (
-    FormField("prompt", "Task", "text"),
-    FormField("kind", "Kind", "choice"),
+_TASK = FormField("prompt", "Task", "text")
+_KIND = FormField("kind", "Kind", "choice")
+_CONTRACT = FormField("contract", "Execution contract", "yaml")
+_BUDGET = FormField("budget", "Budget", "yaml")
+# In the order of each form (.github/ISSUE_TEMPLATE/selfcorrect.yml and
+# selfcorrect-repair.yml; a test keeps each equal to its template).
+SCRIPT_FORM_FIELDS: tuple[FormField, ...] = (
+    _TASK,
+    _KIND,
     FormField("output", "Output file", "line"),
     FormField("inputs", "Input files", "paths"),
     FormField("tests", "Test files", "paths"),
-    FormField("contract", "Execution contract", "yaml"),
-    FormField("budget", "Budget", "yaml"),
+    _CONTRACT,
+    _BUDGET,
     FormField("judge", "LLM judge", "choice"),
 )
+# The repair variant (kind: repair, docs/repair.md): what is broken, which tests show it,
+# which files may change. The same parser reads both: a section one form lacks is empty.
+REPAIR_FORM_FIELDS: tuple[FormField, ...] = (
+    _TASK,
+    _KIND,
+    FormField("files", "Files to rewrite", "paths"),
+    FormField("failing_tests", "Failing tests", "paths"),
+    FormField("test_command", "Test command", "line"),
+    FormField("requirements", "Requirements file", "line"),
+    _CONTRACT,
+    _BUDGET,
+    FormField("review", "Reviewer", "choice"),
+)
+FORM_FIELDS: tuple[FormField, ...] = tuple(dict.fromkeys(
+    (*SCRIPT_FORM_FIELDS, *REPAIR_FORM_FIELDS)))
 KIND_OPTIONS = ("script", "function")
+REPAIR_KIND_OPTIONS = ("repair",)
 # The judge dropdown's options; its first word says which (an edited body may say yes/no).
 JUDGE_OPTIONS = ("Yes (default)", "No: stop after the execution and contract checks")
+REVIEW_OPTIONS = ("Yes (default)", "No: run every change without a review")
+# Dropdowns whose first word is yes or no, and their options.
+YES_NO_FIELDS = {"judge": JUDGE_OPTIONS, "review": REVIEW_OPTIONS}
 JUDGE_WORDS = {"yes": True, "true": True, "no": False, "false": False}
 
 BY_KEY = {f.key: f for f in FORM_FIELDS}

@@ -23,12 +23,12 @@ from selfcorrect_action.github.issue_body import (
 from selfcorrect_action.github.issue_fields import (
     BY_KEY,
     FORM_FIELDS,
-    JUDGE_OPTIONS,
     JUDGE_WORDS,
     MAX_FIELD_DEPTH,
     NO_RESPONSE,
     NOT_TEXT,
     ORDER,
+    YES_NO_FIELDS,
     FormField,
     Shape,
     dotted,
@@ -195,13 +195,14 @@ def _read_line(number: int, section: _Section, problems: list[_Problem]) -> _Fie
 
 def _read_choice(number: int, section: _Section, problems: list[_Problem]) -> _Field:
     chosen = _read_line(number, section, problems)
-    if section.field.key != "judge" or chosen.value is None:
+    key = section.field.key
+    if key not in YES_NO_FIELDS or chosen.value is None:
         return chosen  # kind: the spec loader names the allowed values
     word = chosen.value.split(maxsplit=1)[0].rstrip(":,.").casefold()
     if word not in JUDGE_WORDS:
-        options = " or ".join(f'"{option}"' for option in JUDGE_OPTIONS)
+        options = " or ".join(f'"{option}"' for option in YES_NO_FIELDS[key])
         problems.append(_problem(number, section.field, chosen.positions[0], (
-            f"judge: must be {options}; got {chosen.value!r}"
+            f"{key}: must be {options}; got {chosen.value!r}"
             "\n  hint: pick one of the dropdown's options")))
         return _Field()
     return _Field(JUDGE_WORDS[word], chosen.positions)

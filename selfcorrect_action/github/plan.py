@@ -25,6 +25,8 @@ from selfcorrect_action.github.naming import (
     STATUS_LABELS,
     is_ours,
 )
+from selfcorrect_action.repair.answer import MAX_FILES as MAX_REPAIR_FILES
+from selfcorrect_action.repair.files import refusal, writable
 
 PLAN_FORMAT: Literal["selfcorrect.write-plan"] = "selfcorrect.write-plan"
 # 2: a plan may carry a check run. Version 1 plans (none) are still read.
@@ -51,11 +53,24 @@ class PlannedCommit(_Record):
     base_branch: str
     message: str
     files: list[FileChange] = Field(min_length=1)
+    # kind repair: the spec's `files:` globs, which the repository's files the commit
+    # changes must match (plain .py source, never tests, conftest.py or configuration).
+    allowed_files: list[str] = Field(default_factory=list, max_length=50)
+    # `/selfcorrect fix`: a commit on a pull request's own branch (not one of ours), made
+    # only on top of the head the run's baseline was taken at, and never forced.
+    expected_head: str | None = Field(default=None, pattern=r"^[0-9a-f]{40}([0-9a-f]{24})?$")
+    pull_number: int | None = Field(default=None, ge=1)
 
-    @field_validator("branch")
-    @classmethod
-    def _our_branch(cls, value: str) -> str:
-        return our_branch(value)
+    @model_validator(mode="after")
+    def _branch_we_may_write(self) -> PlannedCommit:
+        if self.expected_head is None and self.pull_number is None:
+            our_branch(self.branch)
+        elif self.expected_head is None or self.pull_number is None:
+            raise ValueError("a commit on a pull request's branch names both the pull request "
+                             "and the head it goes on top of")
+        else:
+            ref_name(self.branch)
+        return self
 
     @field_validator("files")
     @classmethod
@@ -111,11 +126,15 @@ class PlannedCheckRun(_Record):
     branch: str
     output: CheckRunOutput
     audit_link: str = Field(default="", max_length=2000)  # AUDIT.md on the branch, if committed
+    pull_number: int | None = Field(default=None, ge=1)  # `/selfcorrect fix`: the PR's branch
 
-    @field_validator("branch")
-    @classmethod
-    def _our_branch(cls, value: str) -> str:
-        return our_branch(value)
+    @model_validator(mode="after")
+    def _branch_we_may_mark(self) -> PlannedCheckRun:
+        if self.pull_number is None:
+            our_branch(self.branch)
+        else:
+            ref_name(self.branch)
+        return self
 
     @field_validator("output")
     @classmethod
@@ -170,12 +189,26 @@ class WritePlan(_Record):
 
     @model_validator(mode="after")
     def _files_of_this_run(self) -> WritePlan:
-        """The script, and this run's reports and tests: nothing else of the repository."""
+        """The script, and this run's reports and tests: nothing else of the repository.
+        A repair's commit changes existing files instead, each matching the spec's globs
+        and none a test, a conftest or configuration (repair/files.py): the same class of
+        file a script is (Python source outside .github/), in a number the globs bound."""
         if self.commit is None:
             return self
         own = f"{RUNS_DIR}/{self.run_id}/"
         others = [f.path for f in self.commit.files if not (self.run_id and
                                                             f.path.startswith(own))]
+        globs = self.commit.allowed_files
+        if globs:
+            refused = [why for path in others
+                       if (why := refusal(path, writable(globs, [path]), globs)) is not None]
+            if refused or len(others) > MAX_REPAIR_FILES:
+                raise ValueError(f"a repair's plan commits at most {MAX_REPAIR_FILES} files "
+                                 f"its globs allow: {'; '.join(refused) or others}")
+            return self
+        if self.commit.expected_head is not None:
+            raise ValueError("a commit on a pull request's branch is a repair's: it names the "
+                             "globs of the files it may change")
         if len(others) > 1 or any(not path.endswith(".py") for path in others):
             raise ValueError(f"a plan commits one script and the run's own files under "
                              f"{own}, not {others}")
@@ -185,6 +218,15 @@ class WritePlan(_Record):
 def our_branch(value: str) -> str:
     if not is_ours(value) or ".." in value or value.endswith("/"):
         raise ValueError(f"the action only writes branches under {BRANCH_PREFIX}")
+    return value
+
+
+def ref_name(value: str) -> str:
+    """A branch name a plan may write to (a pull request's own): no way out of refs/heads/."""
+    if (not value or value.startswith(("/", "-", "refs/")) or ".." in value or "//" in value
+            or value.endswith(("/", ".lock")) or any(c in value for c in " ~^:?*[\\")
+            or any(ord(c) < 32 or ord(c) == 127 for c in value)):
+        raise ValueError(f"{value!r} is not a branch name a plan may write to")
     return value
 
 

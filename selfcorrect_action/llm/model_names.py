@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.llm._litellm import load as load_litellm
-from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.llm.models import ModelTiers, Tier
 
 MODEL_HINT = (
     "write PROVIDER/MODEL as litellm spells it, e.g. openai/gpt-4o-mini, "
@@ -17,7 +17,10 @@ MODEL_HINT = (
 def check_model_names(models: ModelTiers, *, api_base: str | None) -> None:
     """UsageError naming the tier whose model litellm cannot route to a provider."""
     litellm = load_litellm()
-    for tier in ("cheap", "strong", "judge"):
+    tiers: list[Tier] = ["cheap", "strong", "judge"]
+    if models.review:
+        tiers.append("review")
+    for tier in tiers:
         name = models.for_tier(tier)
         try:
             litellm.get_llm_provider(model=name, api_base=api_base)

@@ -6,8 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-Tier = Literal["cheap", "strong", "judge"]
-Purpose = Literal["plan", "generate", "repair", "judge"]
+Tier = Literal["cheap", "strong", "judge", "review"]
+Purpose = Literal["plan", "generate", "repair", "judge", "review"]
 Role = Literal["system", "user", "assistant"]
 ResponseFormat = Literal["text", "json"]
 # chat: the messages are a conversation; completion: the last (user) message is text for the
@@ -23,8 +23,12 @@ class ModelTiers(BaseModel):
     cheap: str = "openai/gpt-4o-mini"
     strong: str = "openai/gpt-4o"
     judge: str = "openai/gpt-4o-mini"
+    # A repair's reviewer (kind repair); None: the judge's model reviews.
+    review: str | None = None
 
     def for_tier(self, tier: Tier) -> str:
+        if tier == "review":
+            return self.review or self.judge
         return str(getattr(self, tier))
 
 

@@ -131,7 +131,8 @@ def unpriced_cost_cap(cap: float | None, models: ModelTiers, price: PriceFn,
     letting the cap look enforced. (A replay's costs are the recorded ones.)"""
     if cap is None or replaying:
         return []
-    unpriced = sorted({m for m in (models.cheap, models.strong, models.judge)
+    unpriced = sorted({m for m in (models.cheap, models.strong, models.judge,
+                                   models.for_tier("review"))
                        if price(m, 1000, 1000) is None})
     return [f"budget.cost_usd is set, but no price is known for {model}: only the token "
             "budget limits its calls" for model in unpriced]

@@ -14,6 +14,7 @@ from typing import Protocol
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.loop.budget import LimitsFn, PriceFn, no_limits
 from selfcorrect_action.loop.state import LLMCall, RunState
+from selfcorrect_action.repair.repository import Snapshot
 from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult, InputFile
 
 
@@ -52,3 +53,7 @@ class Deps:
     # Raises Interrupted when the run was asked to stop (runs/cancel.py); called between
     # steps, so a cancel from another thread (an API caller) ends the run at the next one.
     check_cancelled: Callable[[], None] = lambda: None
+    # kind repair: the repository as read when the run started (every run places it whole),
+    # and the sandbox image the runs use when it is not the plain one (requirements).
+    repository: Snapshot | None = None
+    image: str = ""

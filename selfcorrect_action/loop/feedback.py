@@ -164,10 +164,10 @@ def _location(attempt: Attempt, verdict: Verdict, file_name: str) -> str:
         if test.outcome in {"failed", "error"}:
             inside = [f for f in detail_frames(test.detail) if same_file(f.file, file_name)]
             frame = inside[-1] if inside else None
-    return _cut(_describe_frame(frame), _CAPS["location"]) if frame else ""
+    return _cut(describe_frame(frame), _CAPS["location"]) if frame else ""
 
 
-def _describe_frame(frame: Frame) -> str:
+def describe_frame(frame: Frame) -> str:
     where = f"{PurePosixPath(frame.file).name}:{frame.line}"
     if frame.function:
         where += f" in {frame.function}"

@@ -61,7 +61,7 @@ def generate(state: RunState, deps: Deps) -> RunState:
     _say_what_came(deps, attempt)
     return evolve(state, {
         "attempts": [*state.attempts, attempt],
-        "usage": _count_retry(llm.usage, step.strategy),
+        "usage": count_retry(llm.usage, step.strategy),
         "next_step": None,
     })
 
@@ -136,7 +136,7 @@ def syntax_problem(code: str, file_name: str) -> str | None:
     return None
 
 
-def _count_retry(usage: Usage, strategy: Strategy) -> Usage:
+def count_retry(usage: Usage, strategy: Strategy) -> Usage:
     if strategy is Strategy.PATCH:
         return evolve(usage, {"patch_attempts": usage.patch_attempts + 1})
     if strategy is Strategy.RETHINK:

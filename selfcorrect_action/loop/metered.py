@@ -21,7 +21,8 @@ from selfcorrect_action.loop.budget import (
 from selfcorrect_action.loop.state import LLMCall, Usage
 from selfcorrect_action.records import evolve
 
-DEFAULT_MAX_TOKENS = {"plan": 2000, "generate": 6000, "repair": 6000, "judge": 1200}
+DEFAULT_MAX_TOKENS = {"plan": 2000, "generate": 6000, "repair": 6000, "judge": 1200,
+                      "review": 1200}
 
 
 class MeteredLLM:

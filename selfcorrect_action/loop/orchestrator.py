@@ -1,8 +1,14 @@
 """The one orchestrator: plan once, then generate → execute → evaluate → reflect until the
 state stops running. Infrastructure failures (sandbox, LLM API) end the run as `error`
-with the reason; everything the run did until then is kept in the state."""
+with the reason; everything the run did until then is kept in the state.
+
+A repair (kind repair) runs the same loop with its own steps: a baseline before the plan,
+and a review between generate and execute (loop/repair/)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from selfcorrect_action.errors import SelfcorrectError, interrupted_by
 from selfcorrect_action.loop.budget import add_call
@@ -12,12 +18,45 @@ from selfcorrect_action.loop.execute import execute
 from selfcorrect_action.loop.generate import generate
 from selfcorrect_action.loop.plan import plan
 from selfcorrect_action.loop.reflect import reflect
+from selfcorrect_action.loop.repair.baseline import take_baseline
+from selfcorrect_action.loop.repair.evaluate import evaluate_repair
+from selfcorrect_action.loop.repair.execute import execute_repair
+from selfcorrect_action.loop.repair.generate import generate_repair
+from selfcorrect_action.loop.repair.plan import plan_repair
+from selfcorrect_action.loop.repair.review import review_change
 from selfcorrect_action.loop.state import LLMCall, RunState, Status, end_run
 from selfcorrect_action.records import evolve
 from selfcorrect_action.templating import shorten
 
 # generate → execute → evaluate → reflect once per attempt; this bounds a buggy decision.
 HARD_ATTEMPT_CAP = 40
+
+Step = Callable[[RunState, Deps], RunState]
+
+
+def _unchanged(state: RunState, deps: Deps) -> RunState:
+    return state
+
+
+@dataclass(frozen=True)
+class Steps:
+    """The steps a kind of task runs, in the orchestrator's order."""
+
+    prepare: Step  # before the plan, once
+    plan: Step
+    generate: Step
+    review: Step  # between generate and execute
+    execute: Step
+    evaluate: Step
+
+
+SCRIPT_STEPS = Steps(_unchanged, plan, generate, _unchanged, execute, evaluate)
+REPAIR_STEPS = Steps(take_baseline, plan_repair, generate_repair, review_change,
+                     execute_repair, evaluate_repair)
+
+
+def steps_for(state: RunState) -> Steps:
+    return REPAIR_STEPS if state.spec.kind == "repair" else SCRIPT_STEPS
 
 
 def _with_unrecorded_calls(state: RunState, made: list[LLMCall], before: int) -> RunState:
@@ -45,8 +84,11 @@ def run_loop(state: RunState, deps: Deps) -> RunState:
 def _run(state: RunState, deps: Deps) -> RunState:
     try:
         deps.check_cancelled()
+        steps = steps_for(state)
         if state.plan is None:
-            state = plan(state, deps)
+            state = steps.prepare(state, deps)
+            if state.status is Status.RUNNING:
+                state = steps.plan(state, deps)
             deps.on_state(state)
         while state.status is Status.RUNNING:
             if len(state.attempts) >= min(state.max_attempts, HARD_ATTEMPT_CAP):
@@ -54,11 +96,11 @@ def _run(state: RunState, deps: Deps) -> RunState:
                                 f"all {state.max_attempts} attempts used")
                 break
             deps.check_cancelled()
-            state = generate(state, deps)
+            state = steps.review(steps.generate(state, deps), deps)
             if state.status is not Status.RUNNING:
                 break
             deps.check_cancelled()
-            state = reflect(evaluate(execute(state, deps), deps))
+            state = reflect(steps.evaluate(steps.execute(state, deps), deps))
             deps.on_state(state)
     except SelfcorrectError as exc:
         # A bad input found mid-run (a replay that does not fit) keeps its usage exit code;

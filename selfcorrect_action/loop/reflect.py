@@ -5,6 +5,7 @@ generation will read."""
 from __future__ import annotations
 
 from selfcorrect_action.loop.feedback import build_packet
+from selfcorrect_action.loop.repair.packet import build_repair_packet
 from selfcorrect_action.loop.state import RunState, Status, end_run, with_last_attempt
 from selfcorrect_action.loop.strategy import RetryBudget, next_step_after
 from selfcorrect_action.records import evolve
@@ -21,6 +22,10 @@ def reflect(state: RunState) -> RunState:
     decision = next_step_after(state.attempts, budget, used)
     if decision.next_step is None:
         return end_run(state, decision.status, decision.reason)
-    packet = build_packet(state, attempt, decision.next_step, max_attempts=state.max_attempts)
+    if state.spec.kind == "repair":
+        packet = build_repair_packet(state, attempt, decision.next_step)
+    else:
+        packet = build_packet(state, attempt, decision.next_step,
+                              max_attempts=state.max_attempts)
     updated = with_last_attempt(state, evolve(attempt, {"packet": packet}))
     return evolve(updated, {"next_step": decision.next_step})

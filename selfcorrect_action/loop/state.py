@@ -16,15 +16,18 @@ from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.llm.models import ModelTiers, Tier
 from selfcorrect_action.llm.server_probe import ServerInfo
 from selfcorrect_action.records import evolve
+from selfcorrect_action.repair.records import RepairRecord, ReviewOutcome
 from selfcorrect_action.sandbox.models import ExecutionResult
 from selfcorrect_action.spec import Budget, TaskSpec
 from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 
 # 2: the spec records `isolation` (runs of version 1 always imported the candidate into
 # pytest's process; report/run_json.py reads them as `isolation: in-process`).
-# 3: the spec's `signature` and `generation`, a repair packet's `wanted_shape`, the run's
-# `profile`, `generation` and detected `server`, each attempt's `temperature` (issue 21);
-# all with defaults, so a version 2 file reads as the run it was (standard profile, chat).
+# 3: kind repair (issue 18): the spec's repair fields, the run's `repair` record, and each
+# attempt's rewritten files, review and regressions; for small local models (issue 21) the
+# spec's `signature` and `generation`, a repair packet's `wanted_shape`, the run's
+# `profile`, `generation` and detected `server`, each attempt's `temperature`. Every new
+# field has a default, so a version 2 run reads as it was (standard profile, chat).
 SCHEMA_VERSION = 3
 
 
@@ -143,6 +146,13 @@ class Attempt(_Record):
     # audit trail shows it per attempt; next_step only holds the latest decision.
     reason: str = ""
     temperature: float | None = None  # what the generation asked for (None: the model's own)
+    # kind repair: the files the answer rewrote (path -> whole content), their diff against
+    # the repository, the reviewer's word before the run, and the tests that passed at
+    # baseline and did not now. `code` stays empty for a repair.
+    files: dict[str, str] = Field(default_factory=dict)
+    diff: str = ""
+    review: ReviewOutcome | None = None
+    regressions: list[str] = Field(default_factory=list)
 
 
 class Usage(_Record):
@@ -171,6 +181,7 @@ class PlanRecord(_Record):
     # Why there was no usable plan and the run went on without one ("" when it had one).
     skipped: str = ""
     rejected: list[RejectedReply] = Field(default_factory=list)
+    files: list[str] = Field(default_factory=list)  # kind repair: the files to rewrite
 
 
 class RunState(BaseModel):
@@ -205,6 +216,8 @@ class RunState(BaseModel):
     # For status error: the exit code of the error that ended the run, as the CLI reports
     # such errors up front (2: a replay that does not fit the run; 3: infrastructure).
     error_exit_code: int | None = None
+    # kind repair: the repository, its baseline and the targets (None for other kinds).
+    repair: RepairRecord | None = None
     # How code is asked for (issue 21), decided when the run's model connection opens:
     # the profile (`small`: short prompts, the code's start given, temperature 0 first),
     # the generation (`completion`: the model continues the function's code), and the

@@ -21,6 +21,12 @@ from selfcorrect_action.loop.state import (
 )
 from selfcorrect_action.report import text
 from selfcorrect_action.report.layers import LayerRow, attempt_failure, layer_rows
+from selfcorrect_action.report.repair_view import (
+    ChangeView,
+    change_view,
+    repair_layer_rows,
+    repair_progress,
+)
 from selfcorrect_action.sandbox.models import ExecutionResult
 
 CODE_CHARS = 40_000
@@ -130,6 +136,11 @@ class AttemptView:
     duration: str
     progress: str
     rejected: list[RejectedView]
+    # kind repair: the files against the repository's, the reviewer's word, regressions
+    change: ChangeView | None
+    review: str
+    review_approved: bool
+    regressions: list[str]
 
 
 def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
@@ -150,7 +161,8 @@ def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
         execution=_execution(attempt.execution),
         not_run=_not_run(attempt),
         streams=_streams(attempt.execution),
-        layers=layer_rows(state, attempt),
+        layers=(repair_layer_rows(state, attempt) if state.spec.kind == "repair"
+                else layer_rows(state, attempt)),
         passed=failure is None,
         result=_result(state, attempt),
         category=failure.category if failure else "",
@@ -167,6 +179,10 @@ def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
         duration=text.duration(attempt.duration_ms) if attempt.execution else "",
         progress=progress_words(state, attempt),
         rejected=rejected_views(attempt.rejected),
+        change=change_view(attempt) if attempt.files else None,
+        review=attempt.review.reasons if attempt.review else "",
+        review_approved=bool(attempt.review and attempt.review.approved),
+        regressions=list(attempt.regressions[:MAX_FAILING_TESTS]),
     )
 
 
@@ -196,6 +212,8 @@ def progress_words(state: RunState, attempt: Attempt) -> str:
         return "in progress"
     if attempt.cycle_of is not None:
         return f"not run (same code as attempt {attempt.cycle_of})"
+    if state.spec.kind == "repair":
+        return repair_progress(attempt)
     progress = attempt.progress
     reached = (
         "did not run cleanly",
@@ -260,6 +278,8 @@ def _diff(state: RunState, attempt: Attempt) -> DiffView:
     if attempt.cycle_of is not None:
         base = f"attempt {attempt.cycle_of}"
         return DiffView(base, "", "", "", f"none, the code is identical to {base}'s")
+    if state.spec.kind == "repair":
+        return DiffView("", "", "", "", "a repair's change is shown against the repository")
     before = attempt.base_attempt or attempt.index - 1
     earlier = next((a for a in state.attempts if a.index == before), None)
     if earlier is None:

@@ -20,6 +20,7 @@ from selfcorrect_action.report.attempt_view import (
 )
 from selfcorrect_action.report.contract_view import ContractView, contract_view
 from selfcorrect_action.report.layers import attempt_failure
+from selfcorrect_action.report.repair_view import RepairView, repair_cautions, repair_view
 from selfcorrect_action.taxonomy import Category
 
 CYCLE_BUCKET = "repeated code"
@@ -46,6 +47,7 @@ class PlanView:
     calls: list[CallRow]
     skipped: str
     rejected: list[RejectedView]
+    files: list[str]  # kind repair: the files the plan named
 
 
 @dataclass(frozen=True)
@@ -79,11 +81,19 @@ class RunView:
     run_id: str
     started_at: str
     finished_at: str
+    repair: RepairView | None  # kind repair: the repository, its baseline, the change
+
+
+def title(state: RunState) -> str:
+    """What the run made: the script, or for a repair the files it may rewrite."""
+    if state.spec.kind == "repair":
+        return "repair of " + ", ".join(state.spec.files)
+    return state.spec.output or state.output_name
 
 
 def run_view(state: RunState) -> RunView:
     return RunView(
-        title=state.spec.output or state.output_name,
+        title=title(state),
         status=STATUS_WORDS[state.status],
         passed=state.status is Status.PASSED,
         replayed=replayed(state),
@@ -101,6 +111,7 @@ def run_view(state: RunState) -> RunView:
         run_id=state.run_id,
         started_at=state.started_at,
         finished_at=state.finished_at or "",
+        repair=repair_view(state),
     )
 
 
@@ -145,7 +156,7 @@ SHARED_PROCESS = (
 
 def cautions(state: RunState) -> list[str]:
     """What a reader must know before trusting the verdict."""
-    found = []
+    found = repair_cautions(state)
     if state.tests and state.tests_written_by_plan:
         found.append(MODEL_WROTE_TESTS)
     if state.tests and state.spec.isolation == "in-process":
@@ -168,7 +179,6 @@ def _summary(state: RunState) -> list[Row]:
     cost = text.money(usage.cost_usd, known=usage.cost_known)
     if budget.cost_usd is not None:
         cost += f" (cap {usd(budget.cost_usd)})"
-    models = state.models
     return [
         Row("status", STATUS_WORDS[state.status]),
         Row(
@@ -185,19 +195,29 @@ def _summary(state: RunState) -> list[Row]:
         ),
         Row("cost", cost),
         Row("wall time", text.wall_time(state.started_at, state.finished_at)),
-        Row(
-            "models",
-            f"cheap {models.cheap}, strong {models.strong}, judge {models.judge}"
-            + ("" if state.spec.judge else " (judge off)"),
-        ),
+        Row("models", _models_row(state)),
         Row("sandbox runtime", "runsc (gVisor)" if state.runtime == "runsc" else state.runtime),
         Row("frozen tests", _tests_row(state)),
         Row("task spec", state.spec_source),
-        Row("script", state.spec.output or state.output_name),
+        Row("files" if state.spec.kind == "repair" else "script", title(state).removeprefix(
+            "repair of ")),
     ]
 
 
+def _models_row(state: RunState) -> str:
+    models = state.models
+    if state.spec.kind == "repair":
+        review = (f"review {models.for_tier('review')}" if state.spec.review
+                  else "review off")
+        return f"cheap {models.cheap}, strong {models.strong}, {review}"
+    return (f"cheap {models.cheap}, strong {models.strong}, judge {models.judge}"
+            + ("" if state.spec.judge else " (judge off)"))
+
+
 def _tests_row(state: RunState) -> str:
+    if state.spec.kind == "repair":
+        return (f"the repository's own suite ({' '.join(state.spec.test_command)}), "
+                "in pytest's own process; tests, conftest.py and configuration frozen")
     if not state.tests:
         return "none"
     who = ("written by a model from the task" if state.tests_written_by_plan
@@ -218,6 +238,7 @@ def _plan(state: RunState) -> PlanView | None:
         calls=[call_row(call) for call in state.plan.llm_calls],
         skipped=state.plan.skipped,
         rejected=rejected_views(state.plan.rejected),
+        files=list(state.plan.files),
     )
 
 

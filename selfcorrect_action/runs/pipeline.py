@@ -23,6 +23,7 @@ from selfcorrect_action.llm.server_probe import ServerInfo
 from selfcorrect_action.loop.deps import Executor
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.records import evolve
+from selfcorrect_action.repair.repository import Snapshot
 from selfcorrect_action.report.writer import ReportPaths, Reports, render_reports, write_rendered
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.outcome import exit_code
@@ -32,6 +33,7 @@ from selfcorrect_action.runs.prepare import (
     initial_state,
     resolve_models,
 )
+from selfcorrect_action.runs.repair_prepare import repair_inputs
 from selfcorrect_action.runs.session import RunEvents, RunSession, spec_inputs, spec_limits
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox.engine_api import Engine
@@ -52,6 +54,9 @@ class PreparedRun:
     inputs: tuple[InputFile, ...] = ()
     loaded: LoadedSpec | None = None  # None for tasks that are not spec files (a benchmark)
     priced: bool = True  # False: calls stay unpriced (a replay whose tiers name no model)
+    # kind repair: the repository as read once, and the requirements' text (derived image)
+    repository: Snapshot | None = None
+    requirements: str | None = None
 
     @property
     def models(self) -> ModelTiers:
@@ -67,9 +72,14 @@ def prepare(loaded: LoadedSpec, settings: RunSettings, *, environ: Mapping[str, 
     check_models(models, settings)
     if settings.replay is not None:
         check_replay_fits(settings.replay, loaded.spec.prompt, secrets=secrets)
-    state = initial_state(loaded, models, settings)
+    repair = repair_inputs(loaded) if loaded.spec.kind == "repair" else None
+    state = initial_state(loaded, models, settings, repair=repair.record if repair else None)
     if replay_shown is not None:
         state = evolve(state, {"replay_file": replay_shown})
+    if repair is not None:
+        return PreparedRun(state=state, settings=settings, limits=repair.limits,
+                           loaded=loaded, repository=repair.repository,
+                           requirements=repair.requirements)
     return PreparedRun(state=state, settings=settings, limits=spec_limits(loaded),
                        inputs=tuple(spec_inputs(loaded)), loaded=loaded)
 
@@ -125,7 +135,9 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
                     inputs=prepared.inputs, environ=environ, secrets=secrets, events=events,
                     cancel=cancel, llm=given.llm, engine=given.engine,
                     sandbox=given.sandbox, priced=prepared.priced,
-                    server=given.server, task_prompt=prepared.state.spec.prompt) as session:
+                    server=given.server, task_prompt=prepared.state.spec.prompt,
+                    repository=prepared.repository,
+                    requirements=prepared.requirements) as session:
         state = session.run(prepared.state)
         with cancel.shielded():  # a signal now stops the run after its reports, not in them
             reports = render_reports(state, secrets=secrets)

@@ -11,7 +11,10 @@ from selfcorrect_action.errors import UsageError
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import utc_now
 from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.records import evolve
 from selfcorrect_action.redact import redact
+from selfcorrect_action.repair.records import RepairRecord
+from selfcorrect_action.runs.repair_prepare import repair_contract_timeout
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.spec import LoadedSpec, user_contract_fields
 
@@ -48,7 +51,8 @@ def resolve_models(loaded: LoadedSpec, settings: RunSettings, environ: Mapping[s
             judge=spec_models.judge or fallback or defaults.judge,
         )
     return ModelTiers(cheap=tiers.cheap, strong=settings.strong_model or tiers.strong,
-                      judge=settings.judge_model or tiers.judge)
+                      judge=settings.judge_model or tiers.judge,
+                      review=settings.model or spec_models.review)
 
 
 def check_models(models: ModelTiers, settings: RunSettings) -> None:
@@ -88,16 +92,24 @@ def check_replay_fits(replay: Path, prompt: str, *, secrets: Sequence[str] = ())
 
 
 def initial_state(loaded: LoadedSpec, models: ModelTiers, settings: RunSettings, *,
-                  run_id: str | None = None) -> RunState:
+                  run_id: str | None = None, repair: RepairRecord | None = None) -> RunState:
+    """The run's first state; a repair's needs its repository's record (repair_prepare)."""
     spec = loaded.spec
+    contract = spec.contract
+    if spec.kind == "repair":
+        if repair is None:
+            raise ValueError("a repair's first state needs its repository's record")
+        contract = evolve(contract, {"timeout_s": repair_contract_timeout(loaded)})
     return RunState(
         run_id=run_id or uuid.uuid4().hex[:12],
         started_at=utc_now(),
         spec_source=loaded.source,
         spec=spec,
         user_contract_fields=sorted(user_contract_fields(spec)),
-        output_name=PurePosixPath(str(loaded.output_path)).name,
-        contract=spec.contract,
+        # A repair has no script of its own: it rewrites the repository's files.
+        output_name=PurePosixPath(str(loaded.output_path)).name if spec.output else "",
+        contract=contract,
+        repair=repair,
         tests={path.name: path.read_text(encoding="utf-8") for path in loaded.test_paths},
         inputs=[path.name for path in loaded.input_paths],
         models=models,

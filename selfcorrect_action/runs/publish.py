@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from selfcorrect_action.errors import UsageError
 from selfcorrect_action.fileio import copy_atomically, write_atomically
 from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.report.writer import destination
@@ -68,6 +69,13 @@ def run_to_folder(prepared: pipeline.PreparedRun, out_dir: Path, *,
     its script; an interrupted run is in `outcome.interruption`, for the caller to raise."""
     loaded = prepared.loaded
     assert loaded is not None, "a folder run is a spec's run"
+    if prepared.repository is not None:
+        # Its publishing writes changed files, a diff, or into the repository: only
+        # `selfcorrect run` does that yet (runs/repair_output.py).
+        raise UsageError("a kind repair spec runs through `selfcorrect run` only, not (yet) "
+                         "through the Python API or the MCP server",
+                         hint=f"run `selfcorrect run {loaded.source}` (add --apply to write "
+                         "the fix into the repository)")
     outcome = pipeline.run(
         prepared, environ=environ, secrets=secrets, events=events, cancel=cancel,
         reports_dir=out_dir, connections=connections,

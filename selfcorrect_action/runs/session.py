@@ -22,12 +22,14 @@ from selfcorrect_action.loop.deps import Deps, Executor, no_price
 from selfcorrect_action.loop.orchestrator import run_loop
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.records import evolve
+from selfcorrect_action.repair.repository import Snapshot
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.model_fit import fitted
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.runs.stoppable import StoppableExecutor, StoppableLLM
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.sandbox.derived_image import ensure_derived
 from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.image import ensure_image
 from selfcorrect_action.sandbox.models import InputFile, Limits
@@ -62,7 +64,8 @@ class RunSession:
                  cancel: CancelToken | None = None, llm: LLM | None = None,
                  engine: Engine | None = None, sandbox: Executor | None = None,
                  priced: bool = True, server: ServerInfo | None = None,
-                 task_prompt: str = "") -> None:
+                 task_prompt: str = "", repository: Snapshot | None = None,
+                 requirements: str | None = None) -> None:
         self.models = models
         self.settings = settings
         self._limits = limits
@@ -73,6 +76,8 @@ class RunSession:
         self.cancel = cancel or CancelToken()
         self._given = (llm, engine, sandbox)
         self._priced = priced
+        self._repository = repository
+        self._requirements = requirements
         self._stack = contextlib.ExitStack()
         self._deps: Deps | None = None
         self.server = server  # what answered at --api-base, if asked
@@ -127,6 +132,7 @@ class RunSession:
                                           on_wait=lambda message: say("llm", message),
                                           task_prompt=self._task_prompt),
                                self.cancel)
+        image = ""
         if sandbox is None:
             # What the session connects it closes; an engine handed in stays open.
             client = engine_given or self._stack.enter_context(
@@ -139,13 +145,17 @@ class RunSession:
             # pulled if missing and refused if its runner speaks another protocol.
             image = (require_image(client, self.settings.sandbox_image, progress=progress)
                      if self.settings.sandbox_image else ensure_image(client, progress=progress))
+            if self._requirements is not None:
+                image = ensure_derived(client, image, self._requirements, progress=progress)
             opened = self._stack.enter_context(Sandbox(client, image, pool_size=1))
             opened.warm(self._limits, self.settings.runtime)
             sandbox = StoppableExecutor(opened, self.cancel)
         scratch = self._stack.enter_context(
             tempfile.TemporaryDirectory(prefix="selfcorrect-run-"))
-        return loop_deps(llm, sandbox, Path(scratch), self.settings, inputs=self._inputs,
+        deps = loop_deps(llm, sandbox, Path(scratch), self.settings, inputs=self._inputs,
                          events=self.events, cancel=self.cancel, priced=self._priced)
+        deps.repository, deps.image = self._repository, image
+        return deps
 
 
 def detected(settings: RunSettings, models: ModelTiers, say: Callable[[str, str], None]

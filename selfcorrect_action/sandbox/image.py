@@ -206,7 +206,7 @@ def ensure_image(
     if not decision.build:
         progress(NOTE + decision.reason)
         return tag
-    with _build_lock(tag):
+    with build_lock(tag):
         # Another run on this machine may have built it while we waited for the lock.
         existing_id, existing_hash = _existing(engine, tag)
         decision = build_decision(tag=tag, existing_hash=existing_hash, wanted_hash=wanted,
@@ -219,7 +219,7 @@ def ensure_image(
 
 
 @contextlib.contextmanager
-def _build_lock(tag: str) -> Iterator[None]:
+def build_lock(tag: str) -> Iterator[None]:
     """One build per tag at a time on this machine: parallel runs after a change to sandbox/
     would otherwise all build the same image at once."""
     name = "selfcorrect-build-" + re.sub(r"[^A-Za-z0-9_.-]", "_", tag) + ".lock"

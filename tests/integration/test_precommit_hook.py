@@ -65,7 +65,7 @@ def test_the_hook_fails_a_bad_spec_with_its_location(
 
     assert result.returncode == 1, output
     assert (
-        ".selfcorrect/tasks/bad.yml:2:1: kind: Input should be 'script' or 'function'; "
+        ".selfcorrect/tasks/bad.yml:2:1: kind: Input should be 'script', 'function' or 'repair'; "
         "got 'scrpt'\n  hint: use one of the listed values"
     ) in output
     # Only the task specs were passed in: other/unrelated.yml is not a spec.

@@ -122,7 +122,8 @@ def test_kind_takes_script_or_function(repo: Path, kind: str) -> None:
 
 def test_an_unknown_kind_lists_the_choices(repo: Path) -> None:
     problem = only_problem("prompt: p\nkind: module\n", repo)
-    assert problem.startswith("spec.yml:2:1: kind: Input should be 'script' or 'function'")
+    assert problem.startswith(
+        "spec.yml:2:1: kind: Input should be 'script', 'function' or 'repair'")
     assert "hint: use one of the listed values" in problem
 
 

@@ -17,7 +17,7 @@ from .events import event_payload
 from .faults import Fault, FaultBook, RecordedRequest, primary_rate_limit, secondary_rate_limit
 from .git_store import GitStore, Ident, TreeEdit
 from .model import BOT_LOGIN, ROLES, CheckRun, Comment, Issue, Label, Repo, State, Token, User
-from .routes_issues import add_comment, add_label, attach_labels
+from .routes_issues import add_comment, add_label, attach_labels, set_state
 from .routing import Links
 
 PathPattern = str | re.Pattern[str]
@@ -244,6 +244,12 @@ class FakeGitHub:
             issue = pulls.open_pull(self.state, r, user, head=head, base=base or r.default_branch,
                                     title=title, body=body, draft=draft)
             return issue.number
+
+    def close_pull(self, repo: str, number: int, *, by: str = "octocat") -> None:
+        """Close a PR as PATCH pulls/{n} {"state": "closed"} does."""
+        with self.state.lock:
+            r = self._repo(repo)
+            set_state(self.state, r, self._issue(r, number), "closed", by, None)
 
     def set_rate_limit(self, login: str, *, limit: int | None = None,
                        remaining: int | None = None, reset: int | None = None) -> None:

@@ -16,7 +16,7 @@ def test_a_specs_text_gets_every_problem_with_line_column_field_and_hint() -> No
     assert not checked.valid
     kind, network = checked.problems
     assert (kind.line, kind.column, kind.field) == (2, 1, "kind")
-    assert kind.message == "Input should be 'script' or 'function'; got 'scirpt'"
+    assert kind.message == "Input should be 'script', 'function' or 'repair'; got 'scirpt'"
     assert kind.hint == "use one of the listed values"
     assert kind.text.startswith("t.yml:2:1: kind: ")
     assert (network.line, network.field) == (3, "contract.network")

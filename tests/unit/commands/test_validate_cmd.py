@@ -68,7 +68,7 @@ def test_a_bad_spec_prints_every_problem_located_with_a_hint(
 
     assert code == 1
     assert lines[0::2][:3] == [
-        ".selfcorrect/tasks/chart.yml:2:1: kind: Input should be 'script' or 'function'; "
+        ".selfcorrect/tasks/chart.yml:2:1: kind: Input should be 'script', 'function' or 'repair'; "
         "got 'scripts'",
         ".selfcorrect/tasks/chart.yml:8:7: contract.artifacts.1.kind: Input should be 'png', "
         "'jpeg', 'svg', 'csv', 'json', 'txt' or 'any'; got 'xlsx'",

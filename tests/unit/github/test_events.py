@@ -8,6 +8,7 @@ import pytest
 
 from selfcorrect_action.github.events import (
     Dispatch,
+    FixComment,
     Ignored,
     IssueLabeled,
     RetryComment,
@@ -141,3 +142,32 @@ def test_pull_request_target_is_not_validated_on_the_base_checkout() -> None:
                "pull_request": {"number": 5, "head": {"sha": "a", "repo": None}}}
     trigger = trigger_for("pull_request_target", payload, trigger_label="x")
     assert isinstance(trigger, Ignored) and "base branch" in trigger.reason
+
+
+def test_a_fix_comment_on_a_pull_request_carries_its_guidance() -> None:
+    trigger = trigger_for("issue_comment", comment("/selfcorrect fix keep the API\nthanks"),
+                          trigger_label="selfcorrect")
+    assert trigger == FixComment(repository="octo-org/hello", actor="maria", number=7,
+                                 on_pull_request=True, comment_id=99,
+                                 guidance="keep the API\nthanks")
+
+
+def test_a_fix_comment_on_an_issue_is_handed_on_to_be_answered() -> None:
+    trigger = trigger_for("issue_comment", comment("/selfcorrect fix", on_pr=False),
+                          trigger_label="selfcorrect")
+    assert isinstance(trigger, FixComment) and not trigger.on_pull_request
+
+
+@pytest.mark.parametrize("body", ["/selfcorrect fixit", "> /selfcorrect fix", "please "
+                                  "/selfcorrect fix"])
+def test_what_is_not_the_fix_command_is_ignored(body: str) -> None:
+    trigger = trigger_for("issue_comment", comment(body), trigger_label="selfcorrect")
+    assert isinstance(trigger, Ignored)
+    assert "/selfcorrect retry or /selfcorrect fix" in trigger.reason
+
+
+def test_a_bots_fix_comment_is_ignored() -> None:
+    trigger = trigger_for("issue_comment", comment(
+        "/selfcorrect fix", author=user("github-actions[bot]", "Bot")),
+        trigger_label="selfcorrect")
+    assert isinstance(trigger, Ignored) and "bot" in trigger.reason

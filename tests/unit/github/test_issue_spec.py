@@ -17,6 +17,13 @@ import pytest
 from ruamel.yaml import YAML
 
 from selfcorrect_action.errors import SpecError
+from selfcorrect_action.github.issue_fields import (
+    REPAIR_FORM_FIELDS,
+    REPAIR_KIND_OPTIONS,
+    REVIEW_OPTIONS,
+    SCRIPT_FORM_FIELDS,
+    FormField,
+)
 from selfcorrect_action.github.issue_spec import (
     FORM_FIELDS,
     JUDGE_OPTIONS,
@@ -35,7 +42,8 @@ from selfcorrect_action.spec import (
 
 REPO = Path(__file__).resolve().parents[3]
 TEMPLATE = REPO / ".github" / "ISSUE_TEMPLATE" / "selfcorrect.yml"
-EXAMPLE_TEMPLATE = REPO / "examples" / "issue_forms" / "selfcorrect.yml"
+REPAIR_TEMPLATE = REPO / ".github" / "ISSUE_TEMPLATE" / "selfcorrect-repair.yml"
+TEMPLATES = [TEMPLATE, REPAIR_TEMPLATE]
 HINT = ("  hint: open the issue with the selfcorrect issue form, or put the whole task spec "
         "in a ```yaml block that starts with `prompt: |`")
 LABELS = {f.key: f.label for f in FORM_FIELDS}
@@ -43,12 +51,13 @@ LABELS = {f.key: f.label for f in FORM_FIELDS}
 
 # --- bodies as GitHub writes them ---------------------------------------------------------
 
-def form_body(**values: str | None) -> str:
+def form_body(form: tuple[FormField, ...] = SCRIPT_FORM_FIELDS, /,
+              **values: str | None) -> str:
     """A submitted form as GitHub renders it: `### <label>`, a blank line, the value (or
     `_No response_`), sections joined by a blank line; what the user typed keeps the
     browser's \\r\\n, GitHub's own joins are \\n; a `render: yaml` field arrives fenced."""
     sections = []
-    for form_field in FORM_FIELDS:
+    for form_field in form:
         value = values.get(form_field.key)
         if not value:
             text = NO_RESPONSE
@@ -95,6 +104,34 @@ FULL_FORM = dict(
 
 
 # --- the issue form -----------------------------------------------------------------------
+
+def test_the_repair_form_as_github_renders_it_is_a_repair_spec() -> None:
+    body = form_body(
+        REPAIR_FORM_FIELDS, prompt="parse_header('') raises IndexError.", kind="repair",
+        files="- `selfcorrect_action/spec.py`\nselfcorrect_action/repair/*.py\n",
+        failing_tests="tests/unit/test_spec.py::test_x\n",
+        test_command="python -m pytest -q tests/unit", review=REVIEW_OPTIONS[1])
+
+    spec = parse(body).spec
+
+    assert spec.kind == "repair" and spec.output is None
+    assert spec.files == ["selfcorrect_action/spec.py", "selfcorrect_action/repair/*.py"]
+    assert spec.failing_tests == ["tests/unit/test_spec.py::test_x"]
+    assert spec.test_command == ["python", "-m", "pytest", "-q", "tests/unit"]
+    assert spec.review is False
+
+
+def test_a_repair_form_problem_points_at_its_section_and_line() -> None:
+    body = form_body(REPAIR_FORM_FIELDS, prompt="Fix it.", kind="repair",
+                     files="selfcorrect_action/spec.py\nnowhere/*.py\n", review="Maybe")
+    assert problems_of(body) == [
+        'issue #12, section "Files to rewrite", line 2:1: files.1: nowhere/*.py matches no '
+        "file of the repository\n  hint: globs are anchored at the repository root: src/*.py "
+        "is not src/pkg/x.py (use src/**/*.py)",
+        'issue #12, section "Reviewer", line 1:1: review: must be "Yes (default)" or "No: run '
+        "every change without a review\"; got 'Maybe'\n  hint: pick one of the dropdown's "
+        "options"]
+
 
 def test_a_form_body_as_github_renders_it_is_a_spec() -> None:
     body = form_body(**FULL_FORM)
@@ -206,7 +243,7 @@ def test_every_field_problem_is_reported_at_once_in_form_order() -> None:
 
     assert problems_of(body) == [
         'issue #12, section "Kind", line 1:1: kind: '
-        "Input should be 'script' or 'function'; got 'scirpt'"
+        "Input should be 'script', 'function' or 'repair'; got 'scirpt'"
         "\n  hint: use one of the listed values",
         'issue #12, section "Output file", line 1:1: output: must be a Python file ending in .py'
         "; got 'scripts/out.txt'\n  hint: rename it to end in .py",
@@ -505,8 +542,9 @@ def load_template(path: Path = TEMPLATE, version: tuple[int, int] | None = None)
     return yaml.load(path.read_text(encoding="utf-8"))
 
 
-def test_the_template_follows_the_issue_forms_rules() -> None:
-    form = load_template()
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
+def test_the_template_follows_the_issue_forms_rules(path: Path) -> None:
+    form = load_template(path)
 
     assert set(form) <= TOP_LEVEL
     for key in ("name", "description", "body"):
@@ -542,42 +580,56 @@ def test_the_template_follows_the_issue_forms_rules() -> None:
     assert ids, "at least one field that is not markdown"
 
 
-def test_the_template_reads_the_same_as_yaml_1_1() -> None:
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
+def test_the_template_reads_the_same_as_yaml_1_1(path: Path) -> None:
     """GitHub reads the form with a YAML 1.1 parser, where an unquoted no, yes, on or off is
     a boolean: every option and label must still be a string."""
-    form = load_template(version=(1, 1))
+    form = load_template(path, version=(1, 1))
     for element in form["body"]:
         attributes = element["attributes"]
         for value in [attributes.get("label"), *attributes.get("options", [])]:
             assert value is None or isinstance(value, str), value
 
 
-def test_the_template_does_not_carry_the_trigger_label() -> None:
-    form = load_template()
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
+def test_the_template_does_not_carry_the_trigger_label(path: Path) -> None:
+    form = load_template(path)
     labels = form.get("labels", [])
     if isinstance(labels, str):
         labels = [label.strip() for label in labels.split(",")]
     assert "selfcorrect" not in [label.lower() for label in labels]
-    assert "No `labels:` key, on purpose" in TEMPLATE.read_text(encoding="utf-8")
+    assert "No `labels:` key, on purpose" in path.read_text(encoding="utf-8")
 
 
-def test_the_template_fields_are_the_ones_the_parser_reads() -> None:
-    fields = [e for e in load_template()["body"] if e["type"] != "markdown"]
+@pytest.mark.parametrize(("path", "form"), [(TEMPLATE, SCRIPT_FORM_FIELDS),
+                                            (REPAIR_TEMPLATE, REPAIR_FORM_FIELDS)],
+                         ids=["script", "repair"])
+def test_the_template_fields_are_the_ones_the_parser_reads(
+        path: Path, form: tuple[FormField, ...]) -> None:
+    fields = [e for e in load_template(path)["body"] if e["type"] != "markdown"]
 
     assert [(e["id"], e["attributes"]["label"]) for e in fields] == [
-        (f.key, f.label) for f in FORM_FIELDS]
+        (f.key, f.label) for f in form]
     by_id = {e["id"]: e for e in fields}
-    for form_field in FORM_FIELDS:
+    for form_field in form:
         element = by_id[form_field.key]
         rendered = element["attributes"].get("render")
         assert (rendered == "yaml") == (form_field.shape == "yaml"), form_field.key
         assert element["type"] == {"text": "textarea", "paths": "textarea", "yaml": "textarea",
                                    "line": "input", "choice": "dropdown"}[form_field.shape]
     assert by_id["prompt"]["validations"]["required"] is True
-    assert tuple(by_id["kind"]["attributes"]["options"]) == KIND_OPTIONS
-    assert tuple(by_id["judge"]["attributes"]["options"]) == JUDGE_OPTIONS
-    assert by_id["judge"]["validations"]["required"] is False  # untouched: the default
-    assert set(KIND_OPTIONS) == set(TaskSpec.model_fields["kind"].annotation.__args__)  # type: ignore[union-attr]
+    choices = {"judge": JUDGE_OPTIONS, "review": REVIEW_OPTIONS}
+    for key, options in choices.items():
+        if key in by_id:
+            assert tuple(by_id[key]["attributes"]["options"]) == options
+            assert by_id[key]["validations"]["required"] is False  # untouched: the default
+    kinds = KIND_OPTIONS if form is SCRIPT_FORM_FIELDS else REPAIR_KIND_OPTIONS
+    assert tuple(by_id["kind"]["attributes"]["options"]) == kinds
+
+
+def test_the_two_forms_offer_every_kind_between_them() -> None:
+    kinds = TaskSpec.model_fields["kind"].annotation.__args__  # type: ignore[union-attr]
+    assert set(KIND_OPTIONS) | set(REPAIR_KIND_OPTIONS) == set(kinds)
 
 
 def test_the_contract_placeholder_is_a_commented_example_of_valid_fields() -> None:
@@ -591,8 +643,9 @@ def test_the_contract_placeholder_is_a_commented_example_of_valid_fields() -> No
     assert parse(form_body(prompt="Draw it.", budget=budget)).spec.budget.cost_usd == 0.5
 
 
-def test_the_examples_copy_of_the_template_is_identical() -> None:
-    assert EXAMPLE_TEMPLATE.read_bytes() == TEMPLATE.read_bytes()
+@pytest.mark.parametrize("path", TEMPLATES, ids=lambda p: p.name)
+def test_the_examples_copy_of_the_template_is_identical(path: Path) -> None:
+    assert (REPO / "examples" / "issue_forms" / path.name).read_bytes() == path.read_bytes()
 
 
 # --- every example spec, written both ways, reads back the same --------------------------

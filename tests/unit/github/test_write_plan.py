@@ -110,3 +110,49 @@ def test_a_version_1_plan_still_loads_and_a_check_run_round_trips() -> None:
     plan = WritePlan.model_validate(_planned(status="passed", conclusion="success"))
     assert plan.version == 2
     assert WritePlan.model_validate_json(plan.model_dump_json()) == plan
+
+
+def repair_commit(paths: list[str], **extra: object) -> PlannedCommit:
+    return PlannedCommit.model_validate({
+        "branch": "selfcorrect/issue-1", "base_branch": "main", "message": "m",
+        "files": [{"path": path, "content": "x"} for path in paths],
+        "allowed_files": ["src/pkg/*.py"], **extra})
+
+
+def test_a_repair_plan_commits_the_files_its_globs_allow_and_the_run_files() -> None:
+    own = [".selfcorrect/runs/abc123/AUDIT.md", ".selfcorrect/runs/abc123/run.json"]
+    plan = WritePlan(repository="o/r", task="t", status="passed", run_id="abc123",
+                     commit=repair_commit(["src/pkg/a.py", "src/pkg/b.py", *own]))
+    assert plan.commit is not None and len(plan.commit.files) == 4
+
+
+@pytest.mark.parametrize(("path", "said"), [
+    ("src/pkg/test_a.py", "frozen"), ("src/other.py", "not a file of the repository that"),
+    ("src/pkg/conftest.py", "frozen"), ("src/pkg/data.json", "frozen"),
+])
+def test_a_repair_plan_commits_nothing_its_globs_do_not_allow(path: str, said: str) -> None:
+    with pytest.raises(ValidationError, match=said):
+        WritePlan(repository="o/r", task="t", status="passed", run_id="abc123",
+                  commit=repair_commit(["src/pkg/a.py", path]))
+
+
+def test_a_fix_commits_to_a_pull_requests_branch_only_on_top_of_its_expected_head() -> None:
+    head = "a" * 40
+    fix = repair_commit(["src/pkg/a.py"], branch="feature/x", expected_head=head,
+                        pull_number=5)
+    assert WritePlan(repository="o/r", task="t", status="passed", commit=fix).commit == fix
+    with pytest.raises(ValidationError, match="names both the pull request and the head"):
+        repair_commit(["src/pkg/a.py"], branch="feature/x", expected_head=head)
+    with pytest.raises(ValidationError, match="only writes branches under selfcorrect/"):
+        repair_commit(["src/pkg/a.py"], branch="feature/x")
+    for branch in ("refs/heads/main", "a/../b", "x y", "-x"):
+        with pytest.raises(ValidationError, match="not a branch name a plan may write to"):
+            repair_commit(["src/pkg/a.py"], branch=branch, expected_head=head, pull_number=5)
+
+
+def test_a_commit_on_a_pull_requests_branch_is_a_repairs() -> None:
+    script = PlannedCommit(branch="feature/x", base_branch="main", message="m",
+                           files=[FileChange(path="scripts/a.py", content="x")],
+                           expected_head="b" * 40, pull_number=5)
+    with pytest.raises(ValidationError, match="it names the globs"):
+        WritePlan(repository="o/r", task="t", status="passed", commit=script)

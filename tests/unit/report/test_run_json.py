@@ -143,6 +143,21 @@ def test_a_version_2_run_reads_without_the_fields_version_3_added(tmp_path: Path
     assert state.schema_version == 3 and state.spec.signature is None
 
 
+def test_a_version_2_run_reads_as_a_run_that_was_no_repair(tmp_path: Path) -> None:
+    """Version 3 added kind repair's fields, each with a default: a version 2 file, which
+    has none of them, reads as the script run it was."""
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = 2
+    for name in ("files", "test_command", "failing_tests", "requirements", "review"):
+        del data["spec"][name]
+    del data["models"]["review"]
+
+    state = load_run_json(json.dumps(data))
+
+    assert state.schema_version == SCHEMA_VERSION and state.spec.kind == "script"
+    assert state.spec.files == [] and state.models.review is None
+
+
 def test_the_recorded_version_1_runs_still_read(tmp_path: Path) -> None:
     fixtures = Path(__file__).parents[2] / "fixtures" / "real_model"
     for path in sorted(fixtures.glob("*.run.json")):

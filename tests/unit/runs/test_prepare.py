@@ -55,6 +55,17 @@ def test_model_precedence(tmp_path: Path, settings: RunSettings, environ: dict[s
     assert (tiers.cheap, tiers.strong, tiers.judge) == expected
 
 
+@pytest.mark.parametrize(("settings", "spec_models", "expected"), [
+    (RunSettings(fallback_model="m/env"), "{judge: m/judge}", "m/judge"),  # the judge's
+    (RunSettings(fallback_model="m/env"), "{judge: m/judge, review: m/rev}", "m/rev"),
+    (RunSettings(model="m/flag"), "{review: m/rev}", "m/flag"),  # --model sets every tier
+])
+def test_the_reviewer_is_the_judges_model_unless_named(
+        tmp_path: Path, settings: RunSettings, spec_models: str, expected: str) -> None:
+    loaded = _loaded(tmp_path, f"prompt: do it\nmodels: {spec_models}\n")
+    assert resolve_models(loaded, settings, {}).for_tier("review") == expected
+
+
 def test_no_model_at_all_is_bad_usage_before_anything_runs(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="no model is configured") as caught:
         resolve_models(_loaded(tmp_path, "prompt: do it\n"), RunSettings(), {})

@@ -1,0 +1,50 @@
+"""A test suite at the sandbox seam, for the repair loop's unit tests: each run's outcomes
+are decided from the files placed (a function of the rewritten code), and reported as
+pytest would, in a junit XML file among the artifacts and an exit status that agrees."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from xml.sax.saxutils import quoteattr
+
+from selfcorrect_action.repair.test_run import REPORT_PATH
+from selfcorrect_action.sandbox.models import ArtifactRecord, ExecutionRequest, ExecutionResult
+
+# test id -> (outcome, message)
+Outcomes = dict[str, tuple[str, str]]
+
+
+class SuiteSandbox:
+    def __init__(self, outcomes: Callable[[dict[str, str]], Outcomes], *,
+                 changed: Callable[[dict[str, str]], list[str]] | None = None) -> None:
+        self.outcomes = outcomes
+        self.changed = changed or (lambda files: [])
+        self.requests: list[ExecutionRequest] = []
+
+    def run(self, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
+        self.requests.append(request)
+        files = {f.path: f.data.decode() for f in request.files}
+        results = self.outcomes(files)
+        artifact_dir.mkdir(parents=True, exist_ok=True)
+        report = artifact_dir / "junit.xml"
+        report.write_text(junit(results))
+        records = [ArtifactRecord(path=REPORT_PATH, size=report.stat().st_size,
+                                  host_path=report)]
+        records += [ArtifactRecord(path=path, size=1, host_path=report)
+                    for path in self.changed(files)]
+        bad = any(outcome in ("failed", "error") for outcome, _ in results.values())
+        return ExecutionResult(exit_code=1 if bad else 0, artifacts=records)
+
+
+def junit(results: Outcomes) -> str:
+    cases = []
+    for test_id, (outcome, message) in results.items():
+        path, _, name = test_id.partition("::")
+        module = path.removesuffix(".py").replace("/", ".")
+        inner = {"passed": "", "failed": f"<failure message={quoteattr(message)}>{path}:1: in "
+                 f"{name}\nE   {message}</failure>", "error": f"<error message="
+                 f"{quoteattr(message)}/>", "skipped": "<skipped/>"}[outcome]
+        cases.append(f'<testcase classname="{module}" name="{name}" file="{path}" line="1">'
+                     f"{inner}</testcase>")
+    return f"<testsuites><testsuite>{''.join(cases)}</testsuite></testsuites>"
