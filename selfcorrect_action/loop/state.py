@@ -7,6 +7,7 @@ is rendered from it, so nothing the report says can drift from what the loop did
 from __future__ import annotations
 
 from enum import StrEnum
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,7 +21,9 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 
 # 2: the spec records `isolation` (runs of version 1 always imported the candidate into
 # pytest's process; report/run_json.py reads them as `isolation: in-process`).
-SCHEMA_VERSION = 2
+# 3: `origin`, the repository a run was made for and its visibility (the action sets it;
+# `view --site` warns before publishing a private repository's runs). Older runs: None.
+SCHEMA_VERSION = 3
 
 
 class Status(StrEnum):
@@ -136,6 +139,14 @@ class Attempt(_Record):
     reason: str = ""
 
 
+class Origin(_Record):
+    """The repository a run was made for, as the forge described it (the action's event):
+    whether its runs may be shown to anyone is the repository's visibility."""
+
+    repository: str
+    visibility: Literal["public", "private", "internal"]
+
+
 class Usage(_Record):
     patch_attempts: int = 0
     rethink_attempts: int = 0
@@ -196,6 +207,7 @@ class RunState(BaseModel):
     # For status error: the exit code of the error that ended the run, as the CLI reports
     # such errors up front (2: a replay that does not fit the run; 3: infrastructure).
     error_exit_code: int | None = None
+    origin: Origin | None = None  # None: not made for a known repository (a local run)
 
     @property
     def budget(self) -> Budget:

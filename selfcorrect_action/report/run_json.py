@@ -67,7 +67,7 @@ def load_run_json(text: str) -> RunState:
         raise RunJsonError(problem) from exc
 
 
-READABLE_VERSIONS = (1, SCHEMA_VERSION)
+READABLE_VERSIONS = (1, 2, SCHEMA_VERSION)
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
@@ -77,8 +77,8 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(spec, dict):
             # Before version 2 the frozen tests always imported the candidate into pytest.
             data = {**data, "spec": {**spec, "isolation": spec.get("isolation", "in-process")}}
-        data = {**data, "schema_version": SCHEMA_VERSION}
-    return data
+    # Version 3 added `origin`, optional: a run of 1 or 2 reads as one of no known origin.
+    return {**data, "schema_version": SCHEMA_VERSION}
 
 
 def redacted_state(state: RunState, *, secrets: Sequence[str]) -> RunState:

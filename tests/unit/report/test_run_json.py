@@ -94,7 +94,7 @@ def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "shown"), [(3, "3"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
+    ("version", "shown"), [(4, "4"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
 )
 def test_an_unknown_schema_version_is_refused_clearly(
     tmp_path: Path, version: object, shown: str
@@ -107,7 +107,7 @@ def test_an_unknown_schema_version_is_refused_clearly(
 
     assert isinstance(caught.value, UsageError)
     assert caught.value.message == (
-        f"run.json has schema version {shown}; this selfcorrect reads versions 1, "
+        f"run.json has schema version {shown}; this selfcorrect reads versions 1, 2, "
         f"{SCHEMA_VERSION}"
     )
     assert caught.value.hint is not None and "re-run the task" in caught.value.hint
@@ -123,10 +123,21 @@ def test_a_version_1_run_is_read_as_one_whose_tests_shared_the_candidates_proces
 
     state = load_run_json(json.dumps(data))
 
-    assert state.schema_version == SCHEMA_VERSION == 2
+    assert state.schema_version == SCHEMA_VERSION == 3
     assert state.spec.isolation == "in-process"
     fresh = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
-    assert fresh["schema_version"] == 2 and fresh["spec"]["isolation"] == "process"
+    assert fresh["schema_version"] == 3 and fresh["spec"]["isolation"] == "process"
+
+
+def test_a_version_2_run_reads_as_one_of_no_known_origin(tmp_path: Path) -> None:
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = 2
+    del data["origin"]
+
+    state = load_run_json(json.dumps(data))
+
+    assert state.schema_version == 3 and state.origin is None
+    assert state.spec.isolation == "process"
 
 
 def test_the_recorded_version_1_runs_still_read(tmp_path: Path) -> None:
