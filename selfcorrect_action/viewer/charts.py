@@ -1,0 +1,62 @@
+"""The small bar charts of tokens and cost per attempt: geometry computed here, drawn by the
+template as inline SVG (no script, no style attribute: the page's policy allows neither).
+The attempts table beside them carries the same numbers as text."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from selfcorrect_action.report import text
+
+HEIGHT = 100
+SLOT = 24  # horizontal room per attempt, before the chart is squeezed to MAX_WIDTH
+MAX_WIDTH = 960
+MIN_BAR = 1.0  # a bar of zero still shows where its attempt is
+
+
+@dataclass(frozen=True)
+class Bar:
+    index: int
+    x: float
+    width: float
+    y: float
+    height: float
+    result: str  # the css class: passed, failed, pending
+    label: str  # "attempt 3: 1,234 tokens"
+
+
+@dataclass(frozen=True)
+class Chart:
+    title: str
+    width: float
+    height: int
+    bars: list[Bar]
+    top: str  # the largest value, in words: the scale of the chart
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class Point:
+    index: int
+    value: float
+    result: str
+
+
+def bar_chart(title: str, points: Sequence[Point], *, unit: str, note: str = "") -> Chart:
+    slot = min(SLOT, MAX_WIDTH / max(1, len(points)))
+    top = max((point.value for point in points), default=0.0)
+    bars = []
+    for position, point in enumerate(points):
+        height = max(MIN_BAR, HEIGHT * point.value / top) if top > 0 else MIN_BAR
+        bars.append(Bar(point.index, round(position * slot + slot * 0.15, 2),
+                        round(slot * 0.7, 2), round(HEIGHT - height, 2), round(height, 2),
+                        point.result, f"attempt {point.index}: {_amount(point.value, unit)}"))
+    return Chart(title, round(max(slot * len(points), SLOT), 2), HEIGHT, bars,
+                 _amount(top, unit), note)
+
+
+def _amount(value: float, unit: str) -> str:
+    if unit == "usd":
+        return text.money(value, known=True)
+    return text.plural(int(value), unit)
