@@ -31,7 +31,8 @@ def view_run(ref: str, folder: Path | None, *, out: Path | None, open_page: bool
              secrets: Sequence[str]) -> int:
     found = find_run(ref, folder, secrets=secrets)
     target = writable_file(out or _default_page(found, folder), "--out")
-    write_atomically(target, render_page(found.state, found.artifacts, secrets=secrets))
+    write_atomically(target, render_page(found.state, found.artifacts, secrets=secrets,
+                                         from_report=True))
     print(target)
     if open_page and not webbrowser.open(target.resolve().as_uri()):
         print(f"selfcorrect: no browser to open it with here: open {target} in one",
@@ -83,7 +84,7 @@ def _page(store: HistoryStore, entry: HistoryEntry, site_dir: Path,
     except UsageError as exc:
         _warn(f"run {entry.run_id}: no page: {exc.message}")
         return ""
-    html = render_page(state, store.artifacts(entry.run_id), secrets=secrets)
+    html = render_page(state, store.artifacts(entry.run_id), secrets=secrets, from_report=True)
     return site.write_page(site_dir, page_name(entry.run_id), html)
 
 

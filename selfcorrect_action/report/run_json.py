@@ -81,11 +81,15 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
     return {**data, "schema_version": SCHEMA_VERSION}
 
 
-def redacted_state(state: RunState, *, secrets: Sequence[str]) -> RunState:
+def redacted_state(state: RunState, *, secrets: Sequence[str], shapes: bool = True
+                   ) -> RunState:
     """A copy with every string redacted, for reports that escape text after quoting it (an
-    escaped `ghp\\_…` no longer looks like a token, so redaction must come first)."""
+    escaped `ghp\\_…` no longer looks like a token, so redaction must come first).
+    `shapes=False`: a state read from a run.json, redacted when it was written, is searched
+    for the secrets known now only (a linear pass, however large the file)."""
     data = without_host_paths(state).model_dump(mode="json")
-    return RunState.model_validate(redact_data(data, secrets=secrets, keep=schema_words()))
+    return RunState.model_validate(redact_data(data, secrets=secrets, keep=schema_words(),
+                                               shapes=shapes))
 
 
 @functools.cache

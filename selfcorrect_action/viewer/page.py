@@ -52,17 +52,20 @@ class PageView:
 
 
 def render_page(state: RunState, artifacts: Sequence[KeptArtifact], *,
-                secrets: Sequence[str]) -> str:
-    """The page, as one HTML document that needs nothing else."""
-    clean = redacted_state(state, secrets=secrets)
+                secrets: Sequence[str], from_report: bool = False) -> str:
+    """The page, as one HTML document that needs nothing else. `from_report`: the state
+    was read from a run.json, whose token-shaped strings were redacted when it was written;
+    only the secrets known here are looked for again (the whole pass costs seconds on a
+    run.json of 100 MB, and a page must come in one)."""
+    clean = redacted_state(state, secrets=secrets, shapes=not from_report)
     return render_html(PAGE_TEMPLATE, page=page_view(clean, artifacts, secrets=secrets))
 
 
 def page_view(state: RunState, artifacts: Sequence[KeptArtifact], *,
               secrets: Sequence[str] = ()) -> PageView:
     """From an already redacted state (report/run_json.redacted_state)."""
-    run = run_view(state)
-    shown = in_full(len(run.attempts))
+    shown = in_full([attempt.index for attempt in state.attempts])
+    run = run_view(state, in_full=shown)
     results = {a.index: result_class(a) for a in run.attempts}
     by_attempt: dict[int, list[KeptArtifact]] = {}
     for item in artifacts:
@@ -83,11 +86,11 @@ def page_view(state: RunState, artifacts: Sequence[KeptArtifact], *,
     )
 
 
-def in_full(count: int) -> set[int]:
-    """The attempt numbers shown in full: all of them, or the first and the last ones."""
-    if count <= FIRST_IN_FULL + LAST_IN_FULL:
-        return set(range(1, count + 1))
-    return set(range(1, FIRST_IN_FULL + 1)) | set(range(count - LAST_IN_FULL + 1, count + 1))
+def in_full(indexes: Sequence[int]) -> set[int]:
+    """The attempts shown in full: all of them, or the first and the last ones."""
+    if len(indexes) <= FIRST_IN_FULL + LAST_IN_FULL:
+        return set(indexes)
+    return {*indexes[:FIRST_IN_FULL], *indexes[-LAST_IN_FULL:]}
 
 
 def result_class(attempt: AttemptView) -> str:
