@@ -22,7 +22,7 @@ from selfcorrect_action.report.attempt_view import AttemptView, call_tokens
 from selfcorrect_action.report.run_json import redacted_state
 from selfcorrect_action.report.view import RunView, run_view
 from selfcorrect_action.viewer.charts import Chart, Point, bar_chart
-from selfcorrect_action.viewer.files import AttemptFiles, attempt_files
+from selfcorrect_action.viewer.files import AttemptFiles, StripItem, attempt_files, picture_strip
 from selfcorrect_action.viewer.html import render_html
 
 PAGE_TEMPLATE = "viewer/run.html.j2"
@@ -45,6 +45,7 @@ class PageView:
     in_full: list[AttemptView]
     left_out: str  # which attempts are in the table only, or ""
     files: dict[int, AttemptFiles]
+    strip: list[StripItem]
     tokens: Chart
     cost: Chart
     repository: str
@@ -70,13 +71,15 @@ def page_view(state: RunState, artifacts: Sequence[KeptArtifact], *,
     by_attempt: dict[int, list[KeptArtifact]] = {}
     for item in artifacts:
         by_attempt.setdefault(item.attempt, []).append(item)
+    files = {index: attempt_files(items, secrets=secrets) for index, items in by_attempt.items()}
     return PageView(
         run=run,
         timeline=[TimelineRow(a, results[a.index], a.index in shown) for a in run.attempts],
         in_full=[a for a in run.attempts if a.index in shown],
         left_out=_left_out(run, shown),
-        files={index: attempt_files(items, secrets=secrets)
-               for index, items in by_attempt.items()},
+        files=files,
+        strip=picture_strip(files, shown, {a.index: (a.result, results[a.index])
+                                           for a in run.attempts}),
         tokens=bar_chart("Tokens per attempt", _points(state, results, _tokens), unit="token"),
         cost=bar_chart("Cost per attempt", _points(state, results, _cost), unit="usd",
                        note="" if state.usage.cost_known else
