@@ -168,8 +168,10 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
                    help="do not record this run in the run history")
 
 
-def _add_history_folder(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--history", metavar="DIR",
+def _add_history_folder(p: argparse.ArgumentParser, *, verb: bool = False) -> None:
+    # A verb's own default would replace the value given before it (`history --history D
+    # import X`): under a verb, an absent flag leaves the attribute alone.
+    p.add_argument("--history", metavar="DIR", default=argparse.SUPPRESS if verb else None,
                    help="the run history's folder (default: SELFCORRECT_HISTORY, else "
                    "$XDG_DATA_HOME/selfcorrect or ~/.local/share/selfcorrect)")
 
@@ -239,12 +241,12 @@ def _add_history(sub: Subparsers) -> None:
     imported.add_argument("source", type=Path, metavar="DIR",
                           help="a repository checkout, its .selfcorrect/runs folder, or a "
                           "`selfcorrect run` output folder")
-    _add_history_folder(imported)
+    _add_history_folder(imported, verb=True)
     imported.set_defaults(handler=_run_history_import)
     prune = verbs.add_parser("prune", help="forget the runs older than some days")
     prune.add_argument("--older-than", type=int, required=True, metavar="DAYS",
                        help="forget runs started more than DAYS days ago")
-    _add_history_folder(prune)
+    _add_history_folder(prune, verb=True)
     prune.set_defaults(handler=_run_history_prune)
 
 

@@ -79,6 +79,8 @@ def keep_file(attempt: int, path: str, host: Path, budget: int, secrets: Sequenc
               ) -> KeptArtifact | None:
     """What is kept of the file at `host` (`path` in the attempt's work dir), within
     `budget` bytes; None for a file the viewer does not show (neither image nor table)."""
+    if host.is_symlink():  # the sandbox copies out no links; a file named here is not one
+        return None
     try:
         head = read_capped(host, 512)
         kind = kind_of(head)

@@ -78,9 +78,14 @@ class HistoryStore:
         with self._translated("open"):
             self.folder.mkdir(parents=True, exist_ok=True)
             # isolation_level=None: transactions are begun and ended here, explicitly.
-            self._db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S, isolation_level=None)
-            self._db.execute("PRAGMA foreign_keys = ON")
-            migrate(self._db, self.path)
+            db = sqlite3.connect(self.path, timeout=LOCK_TIMEOUT_S, isolation_level=None)
+            try:
+                db.execute("PRAGMA foreign_keys = ON")
+                migrate(db, self.path)
+            except BaseException:
+                db.close()
+                raise
+        self._db = db
         return self
 
     def __exit__(self, kind: type[BaseException] | None, error: BaseException | None,

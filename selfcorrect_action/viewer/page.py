@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from selfcorrect_action import __version__
 from selfcorrect_action.history.artifacts import KeptArtifact
 from selfcorrect_action.loop.state import SCHEMA_VERSION, Attempt, RunState
+from selfcorrect_action.redact import MIN_SECRET_CHARS
 from selfcorrect_action.report import text
 from selfcorrect_action.report.attempt_view import AttemptView, call_tokens
 from selfcorrect_action.report.run_json import redacted_state
@@ -58,7 +59,9 @@ def render_page(state: RunState, artifacts: Sequence[KeptArtifact], *,
     was read from a run.json, whose token-shaped strings were redacted when it was written;
     only the secrets known here are looked for again (the whole pass costs seconds on a
     run.json of 100 MB, and a page must come in one)."""
-    clean = redacted_state(state, secrets=secrets, shapes=not from_report)
+    known = [secret for secret in secrets if len(secret.strip()) >= MIN_SECRET_CHARS]
+    clean = state if from_report and not known else redacted_state(
+        state, secrets=secrets, shapes=not from_report)
     return render_html(PAGE_TEMPLATE, page=page_view(clean, artifacts, secrets=secrets))
 
 
