@@ -76,8 +76,9 @@ def test_an_output_folder_gives_its_passing_attempts_pictures(tmp_path: Path) ->
 def test_paths_from_a_run_json_never_reach_outside_its_folder(tmp_path: Path) -> None:
     private = tmp_path / "private.csv"
     private.write_text("name,password\nme,hunter2\n")
-    out, state = _output_folder(tmp_path, ["../private.csv", "/etc/passwd", "link.csv",
-                                           "sub/../../private.csv"])
+    # out/artifacts/../../private.csv is tmp_path/private.csv.
+    out, state = _output_folder(tmp_path, ["../../private.csv", str(private), "link.csv",
+                                           "sub/../../../private.csv"])
     (out / "artifacts").mkdir()
     os.symlink(private, out / "artifacts" / "link.csv")
     kept = folder_artifacts(out, state, secrets=[])
