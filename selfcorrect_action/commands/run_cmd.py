@@ -63,7 +63,7 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str],
     written = outcome.published or Output(None, stale=left_by_earlier_run(loaded, out_dir))
     assert outcome.report_paths is not None
     print_outcome(outcome.state, outcome.report_paths, written, as_json=options.as_json,
-                  secrets=secrets)
+                  secrets=secrets, history=outcome.history)
     outcome.raise_if_interrupted()
     return outcome.exit_code
 
@@ -88,7 +88,7 @@ def progress_printer(console: Console, secrets: list[str]) -> Callable[[str, str
 
 
 def print_outcome(state: RunState, paths: ReportPaths, written: Output, *, as_json: bool,
-                  secrets: list[str]) -> None:
+                  secrets: list[str], history: Path | None = None) -> None:
     usage = state.usage
     if as_json:
         print(json.dumps({
@@ -101,9 +101,10 @@ def print_outcome(state: RunState, paths: ReportPaths, written: Output, *, as_js
             "run_json": str(paths.run_json), "audit": str(paths.audit_md),
             "stale": [str(path) for path in written.stale],
             "cautions": cautions(state),
+            "run_id": state.run_id, "history": str(history) if history else None,
         }, indent=2))
         return
     print(redact(render("reports/run_summary.txt.j2", state=state, output=written.script,
                         audit=paths.audit_md, run_json=paths.run_json, stale=written.stale,
-                        cautions=cautions(state)),
+                        cautions=cautions(state), history=history),
                  secrets=secrets), end="")

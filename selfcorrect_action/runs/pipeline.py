@@ -109,6 +109,7 @@ class RunOutcome(Generic[P]):
     exit_code: int
     interruption: Interrupted | None = field(default=None)
     artifacts: tuple[KeptArtifact, ...] = ()  # the pictures and tables the viewer shows
+    history: Path | None = None  # the history folder the run was recorded in, if it was
 
     def raise_if_interrupted(self) -> None:
         if self.interruption is not None:
@@ -133,30 +134,34 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
             reports = render_reports(state, secrets=secrets)
             paths = write_rendered(reports, reports_dir) if reports_dir is not None else None
             kept = keep_artifacts(state, secrets=secrets)
-            _record(prepared.settings, state, reports, kept, reports_dir, session.events)
+            history = _record(prepared.settings, state, reports, kept, reports_dir,
+                              session.events)
         interruption = _interruption(state, cancel)
         published = None
         if publish is not None and interruption is None:
             published = publish(Finished(prepared, state, reports, paths, session.work_root,
                                          kept))
     code = interruption.exit_code if interruption is not None else exit_code(state)
-    return RunOutcome(state, reports, paths, published, code, interruption, kept)
+    return RunOutcome(state, reports, paths, published, code, interruption, kept, history)
 
 
 def _record(settings: RunSettings, state: RunState, reports: Reports,
             kept: tuple[KeptArtifact, ...], reports_dir: Path | None,
-            events: RunEvents) -> None:
-    """Into the run history, when one is kept. A history that cannot be written costs the
-    run nothing: its reports are on disk, and the event says why it is not listed."""
+            events: RunEvents) -> Path | None:
+    """Into the run history, when one is kept; the folder it went to. A history that cannot
+    be written costs the run nothing: its reports are on disk, and the event says why it
+    is not listed."""
     folder = settings.history_dir
     if folder is None:
-        return
+        return None
     try:
         record_run(folder, state, run_json=reports.run_json, artifacts=kept,
                    source=SOURCE_RUN,
                    location=str(reports_dir.resolve()) if reports_dir is not None else "")
     except HistoryError as exc:
         events.on_event("history", f"this run is not in the history: {exc}")
+        return None
+    return folder
 
 
 def _interruption(state: RunState, cancel: CancelToken) -> Interrupted | None:

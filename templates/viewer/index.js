@@ -20,6 +20,7 @@
     shown.textContent = count + " of " + rows.length + " runs shown";
   }
   form.addEventListener("input", apply);
+  form.addEventListener("change", apply);
   form.addEventListener("submit", function (event) { event.preventDefault(); apply(); });
   form.hidden = false;
   apply();

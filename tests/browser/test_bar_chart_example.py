@@ -27,8 +27,12 @@ def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.mark.usefixtures("sandbox_image")
 def test_the_bar_chart_examples_page_shows_both_attempts_and_their_charts(
-        page: WebDriver, tmp_path: Path, axe_source: str) -> None:
+        page: WebDriver, tmp_path: Path, axe_source: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
     run_id, html = example_page(tmp_path)
+    # `selfcorrect run` said how to see it; `selfcorrect history` listed it (example_page).
+    assert f"page:     selfcorrect view {run_id}  (the run is in the history at " in \
+        capsys.readouterr().out
     capture(page, html, tmp_path / "shot.png")
     assert page.title == "selfcorrect: scripts/sales_chart.py (passed)"
     sections = page.execute_script(

@@ -79,6 +79,7 @@ def test_a_run_is_recorded_with_what_each_attempt_drew(tmp_path: Path) -> None:
         (1, "wrong-name.png", _png("red")), (2, "chart.png", _png("green"))]
     assert recorded == load_run_json((tmp_path / "out" / "run.json").read_text())
     assert outcome.artifacts == kept  # what a front end shows, without reading it back
+    assert outcome.history == tmp_path / "history"
 
 
 def test_an_interrupted_run_is_recorded_as_it_ended(tmp_path: Path) -> None:
@@ -100,9 +101,10 @@ def test_an_interrupted_run_is_recorded_as_it_ended(tmp_path: Path) -> None:
 
 
 def test_no_history_records_nothing(tmp_path: Path) -> None:
-    pipeline.run(_prepared(tmp_path, tmp_path / "history", keep=False), environ={}, secrets=[],
-                 connections=Connections(engine=_drawing()))
-    assert not (tmp_path / "history").exists()
+    outcome: pipeline.RunOutcome[None] = pipeline.run(
+        _prepared(tmp_path, tmp_path / "history", keep=False), environ={}, secrets=[],
+        connections=Connections(engine=_drawing()))
+    assert not (tmp_path / "history").exists() and outcome.history is None
 
 
 def test_a_history_that_cannot_be_written_costs_the_run_nothing(tmp_path: Path) -> None:
@@ -115,6 +117,7 @@ def test_a_history_that_cannot_be_written_costs_the_run_nothing(tmp_path: Path) 
         events=RunEvents(on_event=lambda step, message: said.append((step, message))),
         connections=Connections(engine=_drawing({}, {"chart.png": _png("green")})))
     assert outcome.state.status is Status.PASSED and outcome.exit_code == 0
+    assert outcome.history is None
     (note,) = [message for step, message in said if step == "history"]
     assert "not in the history" in note and "not a selfcorrect run history" in note
     assert (tmp_path / "out" / "run.json").is_file()
