@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import os
 import shutil
 import subprocess
 import tarfile
@@ -37,9 +38,11 @@ def _fetched() -> str:
         raise AxeUnavailable("npm is not installed: axe-core comes from the npm registry "
                              "(apt-get install npm)")
     with tempfile.TemporaryDirectory(prefix="selfcorrect-axe-") as folder:
+        # npm's own cache in the scratch folder too: tests never write to the real home.
+        env = {**os.environ, "npm_config_cache": str(Path(folder) / "npm-cache")}
         done = subprocess.run([npm, "pack", f"axe-core@{VERSION}", "--pack-destination",
                                folder, "--silent"], capture_output=True, text=True,
-                              timeout=300, check=False)
+                              timeout=300, check=False, env=env)
         packed = Path(folder) / f"axe-core-{VERSION}.tgz"
         if done.returncode != 0 or not packed.is_file():
             raise AxeUnavailable(f"npm pack axe-core@{VERSION} failed: "
