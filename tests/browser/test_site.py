@@ -110,10 +110,8 @@ def test_each_run_links_to_its_page(page: WebDriver, site: str) -> None:
     assert errors(page) == []
 
 
+@pytest.mark.usefixtures("browser")  # skipped, or failed under CI=true, without Chromium
 def test_without_javascript_every_run_is_listed(site: str) -> None:
-    reason = chrome.missing()
-    if reason is not None:
-        pytest.skip(reason)  # the `page` tests above fail for it under CI=true
     from selenium.webdriver.common.by import By
 
     with chrome.chrome(javascript=False) as driver:
