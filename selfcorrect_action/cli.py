@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from selfcorrect_action import __version__
 from selfcorrect_action.choices import GENERATIONS, PROFILES, RUNTIMES, STRUCTURED_CHOICES
+from selfcorrect_action.cli_history import add_history_folder, add_history_verbs
 from selfcorrect_action.errors import SelfcorrectError, UsageError, interrupted_by
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
@@ -181,6 +182,9 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sandbox-image", metavar="IMAGE",
                    help="a prebuilt sandbox image to use instead of building one (default: "
                    "SELFCORRECT_SANDBOX_IMAGE, else built from sandbox/)")
+    add_history_folder(p)
+    p.add_argument("--no-history", action="store_true",
+                   help="do not record this run in the run history")
 
 
 def _add_runtime(p: argparse.ArgumentParser) -> None:
@@ -195,7 +199,8 @@ def _resolved_settings(args: argparse.Namespace) -> Resolved:
         "model": args.model, "api_base": args.api_base, "llm_timeout_s": args.llm_timeout,
         "llm_retries": args.llm_retries, "structured_output": args.structured_output,
         "runtime": args.runtime, "sandbox_image": args.sandbox_image,
-        "profile": args.profile, "generation": args.generation})
+        "profile": args.profile, "generation": args.generation,
+        "history": args.history, "keep_history": "no" if args.no_history else None})
     for name, flag in (("replay", "--replay"), ("record", "--record"),
                        ("guidance", "--guidance")):
         value = getattr(args, name, None)
@@ -352,6 +357,7 @@ def build_parser() -> argparse.ArgumentParser:
     for add in (_add_run, _add_exec, _add_config, _add_sandbox, _add_validate, _add_action,
                 _add_bench, _add_mcp):
         add(sub)
+    add_history_verbs(sub, _Parser)
     return parser
 
 

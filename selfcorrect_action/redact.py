@@ -96,14 +96,16 @@ def redact(text: str, *, secrets: Iterable[str] = ()) -> str:
 
 
 def redact_data(
-    obj: Any, *, secrets: Iterable[str] = (), keep: Collection[str] = frozenset()
+    obj: Any, *, secrets: Iterable[str] = (), keep: Collection[str] = frozenset(),
+    shapes: bool = True,
 ) -> Any:
     """A copy of a JSON-like structure (dicts, lists, tuples, strings; run.json) with every
     string redacted. Keys are names chosen by our code and are kept, and so is every string
     in `keep`: a schema's own words (enum values), which hold no data and must survive a
-    secret that happens to spell one of them."""
+    secret that happens to spell one of them. `shapes=False` replaces the known values only:
+    for a report read back, whose token-shaped strings went when it was written."""
     prepared = _prepared(secrets)
-    return _walk(obj, prepared, keep)
+    return _walk(obj, prepared, keep, shapes)
 
 
 def secrets_from_env(environ: Mapping[str, str]) -> list[str]:
@@ -130,22 +132,24 @@ def _prepared(secrets: Iterable[str]) -> list[str]:
     return sorted(values, key=lambda value: (-len(value), value))
 
 
-def _walk(obj: Any, secrets: list[str], keep: Collection[str]) -> Any:
+def _walk(obj: Any, secrets: list[str], keep: Collection[str], shapes: bool = True) -> Any:
     if isinstance(obj, str):
-        return obj if obj in keep else _redact(obj, secrets)
+        return obj if obj in keep else _redact(obj, secrets, shapes)
     if isinstance(obj, Mapping):
-        return {key: _walk(value, secrets, keep) for key, value in obj.items()}
+        return {key: _walk(value, secrets, keep, shapes) for key, value in obj.items()}
     if isinstance(obj, list):
-        return [_walk(item, secrets, keep) for item in obj]
+        return [_walk(item, secrets, keep, shapes) for item in obj]
     if isinstance(obj, tuple):
-        return tuple(_walk(item, secrets, keep) for item in obj)
+        return tuple(_walk(item, secrets, keep, shapes) for item in obj)
     return obj
 
 
-def _redact(text: str, secrets: list[str]) -> str:
+def _redact(text: str, secrets: list[str], shapes: bool = True) -> str:
     for value in secrets:
         # str.replace is a linear C search, far cheaper than a regex alternation of values.
         text = text.replace(value, _label("secret"))
+    if not shapes:
+        return text
     text = _redact_private_keys(text)
     lowered = text.lower()
     for shape in _SHAPES:

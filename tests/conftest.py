@@ -93,8 +93,11 @@ def sandbox(docker_engine: DockerEngine, docker_client: docker.DockerClient,
 def _no_real_home(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
-    """Tests never read or write the real home directory."""
+    """Tests never read or write the real home directory (nor the data folder the run
+    history defaults to, which XDG_DATA_HOME or SELFCORRECT_HISTORY could move out of it)."""
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+    for name in ("XDG_DATA_HOME", "SELFCORRECT_HISTORY"):
+        monkeypatch.delenv(name, raising=False)
 
 
 SECCOMP_PACKAGES = "/usr/lib/python3/dist-packages"  # Debian's python3-seccomp

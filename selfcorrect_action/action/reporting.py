@@ -142,6 +142,7 @@ def finish(env: ActionEnv, outcomes: Sequence[TaskOutcome], *, failed_tasks: int
             "reports/job_summary.md.j2",
             summary=summary_markdown(outcome.state, secrets=env.secrets),
             pr_url=outcome.pr_url, audit=_relative(env, outcome),
+            viewer=_relative_viewer(env, outcome),
             held_back=outcome.applied.held_back if outcome.applied else None,
             no_pull=outcome.applied.no_pull_request if outcome.applied else None,
             planned=outcome.applied is None, check=check), secrets_=env.secrets)
@@ -156,6 +157,7 @@ def finish(env: ActionEnv, outcomes: Sequence[TaskOutcome], *, failed_tasks: int
             cost_usd=f"{sum(u.cost_usd for u in usage):.6f}" if all(u.cost_known for u in usage)
             else "unknown",
             audit_path="\n".join(_relative(env, o) for o in outcomes),
+            viewer_path="\n".join(_relative_viewer(env, o) for o in outcomes if o.viewer_path),
             results=json.dumps([_result(env, o) for o in outcomes]))
 
 
@@ -177,6 +179,7 @@ def _result(env: ActionEnv, outcome: TaskOutcome) -> dict[str, object]:
             "tokens": state.usage.tokens,
             "cost_usd": state.usage.cost_usd if state.usage.cost_known else None,
             "audit_path": _relative(env, outcome),
+            "viewer_path": _relative_viewer(env, outcome) or None,
             "held_back": outcome.applied.held_back if outcome.applied else None,
             "no_pull_request": outcome.applied.no_pull_request if outcome.applied else None,
             "check_run_url": _check_url(outcome)}
@@ -197,6 +200,15 @@ def _relative(env: ActionEnv, outcome: TaskOutcome) -> str:
 def comment(env: ActionEnv, number: int, marker: str, body: str) -> None:
     """One comment of ours on #number, found again (and edited) by its marker."""
     _comment(env, number, marker, body)
+
+
+def _relative_viewer(env: ActionEnv, outcome: TaskOutcome) -> str:
+    if outcome.viewer_path is None:
+        return ""
+    try:
+        return outcome.viewer_path.relative_to(env.context.workspace).as_posix()
+    except ValueError:
+        return str(outcome.viewer_path)
 
 
 def _comment(env: ActionEnv, number: int, marker: str, body: str,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from selfcorrect_action.action.context import ActionContext
@@ -15,16 +15,19 @@ from selfcorrect_action.action.live import LiveComment
 from selfcorrect_action.action.plan_builder import build_plan
 from selfcorrect_action.action.plan_store import save_plan
 from selfcorrect_action.action.task import Task
+from selfcorrect_action.fileio import write_atomically
 from selfcorrect_action.github.apply import Applied, apply_plan
 from selfcorrect_action.github.forge import Forge, ForgeError
 from selfcorrect_action.github.naming import (
+    BRANCH_PREFIX,
     LABEL_RUNNING,
     STATUS_LABELS,
     approval_marker,
     report_marker,
 )
 from selfcorrect_action.github.plan import RUNS_DIR, WritePlan
-from selfcorrect_action.loop.state import RunState, Status
+from selfcorrect_action.history.artifacts import KeptArtifact
+from selfcorrect_action.loop.state import Origin, RunState, Status
 from selfcorrect_action.records import evolve
 from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken
@@ -38,6 +41,7 @@ from selfcorrect_action.runs.settings import (
     resolve,
 )
 from selfcorrect_action.spec import Budget, LoadedSpec
+from selfcorrect_action.viewer.page import render_page
 
 log = logging.getLogger(__name__)
 Say = Callable[[str, str], None]
@@ -51,6 +55,7 @@ class TaskOutcome:
     applied: Applied | None
     audit_path: Path
     exit_code: int
+    viewer_path: Path | None = None
 
     @property
     def pr_url(self) -> str:
@@ -69,6 +74,7 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
     prepared = pipeline.prepare(_with_budget_caps(task.loaded, inputs), settings,
                                 environ=environ, secrets=secrets,
                                 replay_shown=_replay_shown(task, context))
+    prepared = replace(prepared, state=evolve(prepared.state, {"origin": origin(context)}))
     live = _live_comment(task, context, forge, secrets, plan_only=inputs.mode == "plan")
     # mode plan runs with a read-only token: the comment is only planned, never posted live.
     posting = live if live is not None and inputs.mode != "plan" else None
@@ -96,10 +102,11 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
     events = RunEvents(on_event=on_event,
                        on_state=posting.on_state if posting else _no_state)
     # Into the workspace too, at the path the commit uses: a later step can upload them.
+    reports_dir = context.workspace / RUNS_DIR / prepared.state.run_id
     outcome = pipeline.run(prepared, environ=environ, secrets=secrets, events=events,
-                           cancel=cancel, reports_dir=context.workspace / RUNS_DIR
-                           / prepared.state.run_id,
+                           cancel=cancel, reports_dir=reports_dir,
                            publish=publish, connections=connections)
+    viewer = write_viewer(reports_dir, task, outcome.state, outcome.artifacts, secrets, say)
     if outcome.interruption is not None:
         # Not published (a cancelled job's run is not a result), but the comment says how
         # it ended, and its reports are in the workspace.
@@ -112,7 +119,33 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
     code = outcome.exit_code
     if applied is not None and applied.held_back and code == 0:
         code = 1  # passed, but not published: a person's commit is in the way
-    return TaskOutcome(task, outcome.state, plan, applied, outcome.report_paths.audit_md, code)
+    return TaskOutcome(task, outcome.state, plan, applied, outcome.report_paths.audit_md, code,
+                       viewer)
+
+
+def origin(context: ActionContext) -> Origin:
+    """The repository as the event describes it. Where the payload does not say how
+    visible it is, it counts as private: `view --site` then asks before publishing it."""
+    repository = context.event.get("repository")
+    described = repository if isinstance(repository, dict) else {}
+    visibility = described.get("visibility")
+    if visibility not in ("public", "private", "internal"):
+        visibility = "public" if described.get("private") is False else "private"
+    return Origin.model_validate({"repository": context.repository, "visibility": visibility})
+
+
+def write_viewer(folder: Path, task: Task, state: RunState,
+                 artifacts: Sequence[KeptArtifact], secrets: Sequence[str], say: Say
+                 ) -> Path:
+    """The run's page beside its reports: a Docker action cannot upload it, a later step
+    can (the `viewer-path` output). Named for the task and the run, as an artifact
+    uploaded alone is named after its file, and names must differ within a workflow run."""
+    name = f"selfcorrect-{task.branch.removeprefix(BRANCH_PREFIX).replace('/', '-')}-" \
+        f"{state.run_id}.html"
+    path = folder / name
+    write_atomically(path, render_page(state, artifacts, secrets=secrets))
+    say("viewer", f"attempt viewer: {path}")
+    return path
 
 
 def _replay_shown(task: Task, context: ActionContext) -> str | None:

@@ -20,7 +20,7 @@ from selfcorrect_action.taxonomy import Category, Check, Layer, Verdict
 RunStatus = Literal["passed", "exhausted", "stopped", "error"]
 # The keys `selfcorrect run --json` prints (the CLI leaves out the code and the summary).
 RUN_JSON_KEYS = ("status", "stop_reason", "attempts", "tokens", "cost_usd", "replayed",
-                 "output", "run_json", "audit", "stale", "cautions")
+                 "output", "run_json", "audit", "stale", "cautions", "run_id", "history")
 
 
 class _Result(BaseModel):
@@ -50,6 +50,8 @@ class RunResult(_Result):
     stale: list[str] = Field(default_factory=list, description="files an earlier passing run "
                              "left in the output folder, which this run did not replace")
     cautions: list[str] = Field(default_factory=list)
+    history: str | None = Field(default=None, description="the run history the run was "
+                                "recorded in (`selfcorrect view RUN_ID` shows it), if any")
 
 
 def run_result(done: FolderRun, *, secrets: Sequence[str]) -> RunResult:
@@ -69,6 +71,7 @@ def run_result(done: FolderRun, *, secrets: Sequence[str]) -> RunResult:
         "audit": str(paths.audit_md) if paths else None,
         "summary_md": done.outcome.reports.summary_md,
         "stale": [str(path) for path in written.stale], "cautions": cautions(state),
+        "history": str(done.outcome.history) if done.outcome.history else None,
     }
     return RunResult.model_validate(redact_data(data, secrets=secrets, keep=_STATUS_WORDS))
 

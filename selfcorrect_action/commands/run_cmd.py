@@ -88,7 +88,7 @@ def _run_repair(options: RunOptions, prepared: PreparedRun, out_dir: Path, event
     written = outcome.published or RepairOutput()
     assert outcome.report_paths is not None
     print_repair_outcome(outcome.state, outcome.report_paths, written,
-                         as_json=options.as_json, secrets=secrets)
+                         as_json=options.as_json, secrets=secrets, history=outcome.history)
     outcome.raise_if_interrupted()
     # Passed but not applied (the working tree changed): the user must act, as for a held
     # back pull request in the action.
@@ -96,7 +96,8 @@ def _run_repair(options: RunOptions, prepared: PreparedRun, out_dir: Path, event
 
 
 def print_repair_outcome(state: RunState, paths: ReportPaths, written: RepairOutput, *,
-                         as_json: bool, secrets: list[str]) -> None:
+                         as_json: bool, secrets: list[str], history: Path | None = None
+                         ) -> None:
     if as_json:
         usage = state.usage
         print(json.dumps({
@@ -111,11 +112,12 @@ def print_repair_outcome(state: RunState, paths: ReportPaths, written: RepairOut
             "run_json": str(paths.run_json), "audit": str(paths.audit_md),
             "stale": [str(path) for path in written.stale],
             "cautions": cautions(state),
+            "run_id": state.run_id, "history": str(history) if history else None,
         }, indent=2))
         return
     print(redact(render("reports/repair_summary.txt.j2", state=state, written=written,
                         audit=paths.audit_md, run_json=paths.run_json,
-                        cautions=cautions(state)), secrets=secrets), end="")
+                        cautions=cautions(state), history=history), secrets=secrets), end="")
 
 
 def progress_printer(console: Console, secrets: list[str]) -> Callable[[str, str], None]:
@@ -138,5 +140,5 @@ def print_outcome(done: FolderRun, *, as_json: bool, secrets: list[str]) -> None
     assert paths is not None
     print(redact(render("reports/run_summary.txt.j2", state=state, output=written.script,
                         audit=paths.audit_md, run_json=paths.run_json, stale=written.stale,
-                        cautions=cautions(state)),
+                        cautions=cautions(state), history=done.outcome.history),
                  secrets=secrets), end="")

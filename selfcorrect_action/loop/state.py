@@ -26,8 +26,10 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 # 3: kind repair (issue 18): the spec's repair fields, the run's `repair` record, and each
 # attempt's rewritten files, review and regressions; for small local models (issue 21) the
 # spec's `signature` and `generation`, a repair packet's `wanted_shape`, the run's
-# `profile`, `generation` and detected `server`, each attempt's `temperature`. Every new
-# field has a default, so a version 2 run reads as it was (standard profile, chat).
+# `profile`, `generation` and detected `server`, each attempt's `temperature`; `origin`, the
+# repository a run was made for and its visibility (the action sets it; `view --site` warns
+# before publishing a private repository's runs; issue 22). Every new field has a default,
+# so a version 2 run reads as it was (standard profile, chat, no known origin).
 SCHEMA_VERSION = 3
 
 
@@ -155,6 +157,14 @@ class Attempt(_Record):
     regressions: list[str] = Field(default_factory=list)
 
 
+class Origin(_Record):
+    """The repository a run was made for, as the forge described it (the action's event):
+    whether its runs may be shown to anyone is the repository's visibility."""
+
+    repository: str
+    visibility: Literal["public", "private", "internal"]
+
+
 class Usage(_Record):
     patch_attempts: int = 0
     rethink_attempts: int = 0
@@ -225,6 +235,7 @@ class RunState(BaseModel):
     profile: Literal["standard", "small"] = "standard"
     generation: Literal["chat", "completion"] = "chat"
     server: ServerInfo | None = None
+    origin: Origin | None = None  # None: not made for a known repository (a local run)
 
     @property
     def budget(self) -> Budget:

@@ -32,6 +32,13 @@ from selfcorrect_action.sandbox.models import ExecutionResult
 CODE_CHARS = 40_000
 MAX_FAILING_TESTS = 10
 TEST_DETAIL_LINES = 30
+# Bounds on the texts a run.json may hold at any length (model answers, evidence built from
+# output): the loop keeps its own within these, a hand-made or hostile run.json need not.
+EVIDENCE_CHARS = 2_000
+REASONING_CHARS = 4_000
+ITEM_CHARS = 500
+MAX_ITEMS = 20
+PACKET_CHARS = 8_000
 
 
 @dataclass(frozen=True)
@@ -143,7 +150,38 @@ class AttemptView:
     regressions: list[str]
 
 
-def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
+def attempt_view(state: RunState, attempt: Attempt, *, full: bool = True) -> AttemptView:
+    """The attempt as the reports show it. `full=False` leaves out what only its own section
+    shows (code, diff, output, tests, calls, refused answers, the packet): a page that lists
+    hundreds of attempts in a table does not compute each one's diff."""
+    return _attempt_view(state, attempt) if full else _summary_view(state, attempt)
+
+
+def _summary_view(state: RunState, attempt: Attempt) -> AttemptView:
+    failure = attempt_failure(state, attempt)
+    return AttemptView(
+        index=attempt.index, strategy=attempt.strategy.value, tier=attempt.tier,
+        model=attempt.model, reason=text.clip(_reason(state, attempt), ITEM_CHARS),
+        start=_start(attempt), code="",
+        code_size=text.plural(len(attempt.code.splitlines()), "line"),
+        code_more="", diff=DiffView("", "", "", "", "not shown here"),
+        execution=_execution(attempt.execution), not_run=_not_run(attempt), streams=[],
+        layers=(repair_layer_rows(state, attempt) if state.spec.kind == "repair"
+                else layer_rows(state, attempt)), passed=failure is None,
+        result=_result(state, attempt), category=failure.category if failure else "",
+        evidence=text.clip(failure.evidence, EVIDENCE_CHARS) if failure else "",
+        failed_checks=[], tests_summary=describe_totals(attempt.tests), failing_tests=[],
+        judge_reasoning="", unmet=[], packet="", calls=[],
+        tokens=text.number(call_tokens(attempt.llm_calls)), cost=calls_cost(attempt.llm_calls),
+        duration=text.duration(attempt.duration_ms) if attempt.execution else "",
+        progress=progress_words(state, attempt), rejected=[],
+        # A summary line: the repair's files, review and regressions are its section's.
+        change=None, review="", review_approved=bool(attempt.review and
+                                                     attempt.review.approved),
+        regressions=list(attempt.regressions[:MAX_FAILING_TESTS]))
+
+
+def _attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
     failure = attempt_failure(state, attempt)
     code, code_more = _bounded_code(attempt.code)
     judge = attempt.judge
@@ -152,7 +190,7 @@ def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
         strategy=attempt.strategy.value,
         tier=attempt.tier,
         model=attempt.model,
-        reason=_reason(state, attempt),
+        reason=text.clip(_reason(state, attempt), ITEM_CHARS),
         start=_start(attempt),
         code=code,
         code_size=text.plural(len(attempt.code.splitlines()), "line"),
@@ -166,13 +204,13 @@ def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
         passed=failure is None,
         result=_result(state, attempt),
         category=failure.category if failure else "",
-        evidence=failure.evidence if failure else "",
-        failed_checks=failure.failed_checks if failure else [],
+        evidence=text.clip(failure.evidence, EVIDENCE_CHARS) if failure else "",
+        failed_checks=_items(failure.failed_checks) if failure else [],
         tests_summary=describe_totals(attempt.tests),
         failing_tests=_failing_tests(attempt),
-        judge_reasoning=judge.reasoning if judge else "",
-        unmet=list(judge.unmet_criteria) if judge else [],
-        packet=render_packet(attempt.packet) if attempt.packet else "",
+        judge_reasoning=text.clip(judge.reasoning, REASONING_CHARS) if judge else "",
+        unmet=_items(judge.unmet_criteria) if judge else [],
+        packet=text.clip(render_packet(attempt.packet), PACKET_CHARS) if attempt.packet else "",
         calls=[call_row(call) for call in attempt.llm_calls],
         tokens=text.number(call_tokens(attempt.llm_calls)),
         cost=calls_cost(attempt.llm_calls),
@@ -184,6 +222,12 @@ def attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
         review_approved=bool(attempt.review and attempt.review.approved),
         regressions=list(attempt.regressions[:MAX_FAILING_TESTS]),
     )
+
+
+def _items(items: list[str]) -> list[str]:
+    shown = [text.clip(item, ITEM_CHARS) for item in items[:MAX_ITEMS]]
+    more = len(items) - MAX_ITEMS
+    return shown + ([f"and {text.plural(more, 'more')}, in run.json"] if more > 0 else [])
 
 
 def call_row(call: LLMCall) -> CallRow:
@@ -350,10 +394,11 @@ def _failing_tests(attempt: Attempt) -> list[TestRow]:
     failing = [test for test in attempt.tests if test.outcome in {"failed", "error"}]
     return [
         TestRow(
-            test.test_id,
+            text.clip(test.test_id, ITEM_CHARS),
             test.outcome,
-            test.message,
-            text.head_lines(text.clean(test.detail), TEST_DETAIL_LINES)[0],
+            text.clip(test.message, ITEM_CHARS),
+            text.clip(text.head_lines(text.clean(test.detail), TEST_DETAIL_LINES)[0],
+                      REASONING_CHARS),
         )
         for test in failing[:MAX_FAILING_TESTS]
     ]

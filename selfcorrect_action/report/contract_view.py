@@ -11,6 +11,8 @@ from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.report import text
 
 TEST_FILE_LINES = 300
+TEST_FILE_CHARS = 40_000
+CRITERION_CHARS = 500
 
 
 @dataclass(frozen=True)
@@ -57,8 +59,9 @@ def contract_view(state: RunState) -> ContractView:
             ),
         ],
         artifacts=[FieldRow(a.path, _artifact_needs(a), "") for a in contract.artifacts],
-        stdout_contains=list(contract.stdout_contains),
-        success_criteria=list(contract.success_criteria),
+        stdout_contains=[text.clip(item, CRITERION_CHARS) for item in contract.stdout_contains],
+        success_criteria=[text.clip(item, CRITERION_CHARS)
+                          for item in contract.success_criteria],
         criteria_set_by=set_by("success_criteria"),
         user_fields=sorted(state.user_contract_fields),
         tests=[_test_file(name, content) for name, content in sorted(state.tests.items())],
@@ -99,7 +102,7 @@ def _test_file(name: str, content: str) -> TestFile:
     shown, more = text.head_lines(content, TEST_FILE_LINES)
     return TestFile(
         name,
-        shown,
+        text.clip(shown, TEST_FILE_CHARS),
         text.plural(len(content.splitlines()), "line"),
         f"{text.number(more)} more lines, in run.json" if more else "",
     )

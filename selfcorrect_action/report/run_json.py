@@ -78,16 +78,20 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
             # Before version 2 the frozen tests always imported the candidate into pytest.
             data = {**data, "spec": {**spec, "isolation": spec.get("isolation", "in-process")}}
         data = {**data, "schema_version": 2}
-    # Version 3 only added fields with defaults (kind repair, the small-model fields): a
-    # version 2 run is the same.
+    # Version 3 only added fields with defaults (kind repair, the small-model fields, the
+    # run's origin): a version 2 run is the same.
     return {**data, "schema_version": SCHEMA_VERSION}
 
 
-def redacted_state(state: RunState, *, secrets: Sequence[str]) -> RunState:
+def redacted_state(state: RunState, *, secrets: Sequence[str], shapes: bool = True
+                   ) -> RunState:
     """A copy with every string redacted, for reports that escape text after quoting it (an
-    escaped `ghp\\_…` no longer looks like a token, so redaction must come first)."""
+    escaped `ghp\\_…` no longer looks like a token, so redaction must come first).
+    `shapes=False`: a state read from a run.json, redacted when it was written, is searched
+    for the secrets known now only (a linear pass, however large the file)."""
     data = without_host_paths(state).model_dump(mode="json")
-    return RunState.model_validate(redact_data(data, secrets=secrets, keep=schema_words()))
+    return RunState.model_validate(redact_data(data, secrets=secrets, keep=schema_words(),
+                                               shapes=shapes))
 
 
 @functools.cache

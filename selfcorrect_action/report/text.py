@@ -129,5 +129,13 @@ def unified_diff(
     return Diff("\n".join(shown), max(0, len(lines) - limit), added, removed)
 
 
+def clip(text: str, limit: int) -> str:
+    """At most `limit` characters and a note of what was left out: a model's reasoning or an
+    evidence string can be of any length in a run.json (issue 22: a hostile one)."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}… [{number(len(text) - limit)} more characters, in run.json]"
+
+
 def _cut_line(line: str) -> str:
     return line if len(line) <= LINE_CHARS else line[: LINE_CHARS - 1] + "…"

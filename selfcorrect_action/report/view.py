@@ -4,12 +4,15 @@ RunState, so the templates only lay it out and every number is tested in Python.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from selfcorrect_action.loop.budget import usd
 from selfcorrect_action.loop.state import Attempt, RunState, Status
 from selfcorrect_action.report import text
 from selfcorrect_action.report.attempt_view import (
+    EVIDENCE_CHARS,
+    REASONING_CHARS,
     AttemptView,
     CallRow,
     RejectedView,
@@ -24,6 +27,7 @@ from selfcorrect_action.report.repair_view import RepairView, repair_cautions, r
 from selfcorrect_action.taxonomy import Category
 
 CYCLE_BUCKET = "repeated code"
+PROMPT_CHARS = 20_000
 STATUS_WORDS = {
     Status.PASSED: "passed",
     Status.EXHAUSTED: "failed: budget exhausted",
@@ -91,7 +95,9 @@ def title(state: RunState) -> str:
     return state.spec.output or state.output_name
 
 
-def run_view(state: RunState) -> RunView:
+def run_view(state: RunState, *, in_full: Collection[int] | None = None) -> RunView:
+    """`in_full`: the attempts whose sections are shown (None: all); the others carry what
+    a table row shows (attempt_view's full=False)."""
     return RunView(
         title=title(state),
         status=STATUS_WORDS[state.status],
@@ -101,11 +107,13 @@ def run_view(state: RunState) -> RunView:
         headline=_headline(state),
         cautions=cautions(state),
         summary=_summary(state),
-        prompt=state.spec.prompt,
-        guidance=state.guidance,
+        prompt=text.clip(state.spec.prompt, PROMPT_CHARS),
+        guidance=text.clip(state.guidance, REASONING_CHARS),
         plan=_plan(state),
         contract=contract_view(state),
-        attempts=[attempt_view(state, attempt) for attempt in state.attempts],
+        attempts=[attempt_view(state, attempt,
+                               full=in_full is None or attempt.index in in_full)
+                  for attempt in state.attempts],
         max_attempts=state.max_attempts,
         outcome=_outcome(state),
         run_id=state.run_id,
@@ -232,7 +240,7 @@ def _plan(state: RunState) -> PlanView | None:
     if state.plan is None:
         return None
     return PlanView(
-        approach=state.plan.approach,
+        approach=text.clip(state.plan.approach, REASONING_CHARS),
         planner_fields=list(state.plan.filled_fields),
         wrote_tests=state.plan.wrote_tests or state.tests_written_by_plan,
         calls=[call_row(call) for call in state.plan.llm_calls],
@@ -247,7 +255,7 @@ def _outcome(state: RunState) -> OutcomeView:
     best = _passing(state) if passed else state.best()
     return OutcomeView(
         passed=passed,
-        stop_reason=state.stop_reason or "no reason was recorded",
+        stop_reason=text.clip(state.stop_reason, EVIDENCE_CHARS) or "no reason was recorded",
         best=_best_line(state, best) if best else "",
         best_failure=_failure_line(state, best) if best and not passed else "",
         tried=[_tried_line(state, attempt) for attempt in state.attempts],
@@ -270,10 +278,10 @@ def _failure_line(state: RunState, attempt: Attempt) -> str:
     if failure is None:
         return ""
     if not failure.category:
-        return f"it was {failure.evidence}"
+        return f"it was {text.clip(failure.evidence, EVIDENCE_CHARS)}"
     layer = attempt.verdict.failed_layer if attempt.verdict else None
     where = f"at the {layer} layer, " if layer else ""
-    return f"it failed {where}{failure.category}: {failure.evidence}"
+    return f"it failed {where}{failure.category}: {text.clip(failure.evidence, EVIDENCE_CHARS)}"
 
 
 def _tried_line(state: RunState, attempt: Attempt) -> str:

@@ -3,10 +3,11 @@ engine, sandbox), the loop, the reports, then the front end's own publishing, an
 ended. `selfcorrect run`, the action and the benchmark's model mode are views on it: they
 choose the settings' source, what to show while it runs and where the result goes.
 
-The order is the guarantee: the reports are written before anything is published, always,
-even when the run was interrupted (they hold what was spent); an interrupted run is never
-published, and its interruption is raised to the caller once the reports are safe, so every
-front end exits 130 or 143 the same way.
+The order is the guarantee: the reports are written, and the run recorded in the history
+(history/), before anything is published, always, even when the run was interrupted (they
+hold what was spent); an interrupted run is never published, and its interruption is
+raised to the caller once the reports are safe, so every front end exits 130 or 143 the
+same way.
 """
 
 from __future__ import annotations
@@ -17,6 +18,10 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from selfcorrect_action.errors import Interrupted, interruption
+from selfcorrect_action.history.artifacts import KeptArtifact, keep_artifacts
+from selfcorrect_action.history.entry import SOURCE_RUN
+from selfcorrect_action.history.record import record_run
+from selfcorrect_action.history.store import HistoryError
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.llm.server_probe import ServerInfo
@@ -106,6 +111,7 @@ class Finished:
     reports: Reports
     report_paths: ReportPaths | None
     work_root: Path
+    artifacts: tuple[KeptArtifact, ...] = ()  # what the history keeps of the attempts' files
 
 
 @dataclass(frozen=True)
@@ -116,6 +122,8 @@ class RunOutcome(Generic[P]):
     published: P | None  # None when there was no publisher, or the run was interrupted
     exit_code: int
     interruption: Interrupted | None = field(default=None)
+    artifacts: tuple[KeptArtifact, ...] = ()  # the pictures and tables the viewer shows
+    history: Path | None = None  # the history folder the run was recorded in, if it was
 
     def raise_if_interrupted(self) -> None:
         if self.interruption is not None:
@@ -142,12 +150,35 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
         with cancel.shielded():  # a signal now stops the run after its reports, not in them
             reports = render_reports(state, secrets=secrets)
             paths = write_rendered(reports, reports_dir) if reports_dir is not None else None
+            kept = keep_artifacts(state, secrets=secrets)
+            history = _record(prepared.settings, state, reports, kept, reports_dir,
+                              session.events)
         interruption = _interruption(state, cancel)
         published = None
         if publish is not None and interruption is None:
-            published = publish(Finished(prepared, state, reports, paths, session.work_root))
+            published = publish(Finished(prepared, state, reports, paths, session.work_root,
+                                         kept))
     code = interruption.exit_code if interruption is not None else exit_code(state)
-    return RunOutcome(state, reports, paths, published, code, interruption)
+    return RunOutcome(state, reports, paths, published, code, interruption, kept, history)
+
+
+def _record(settings: RunSettings, state: RunState, reports: Reports,
+            kept: tuple[KeptArtifact, ...], reports_dir: Path | None,
+            events: RunEvents) -> Path | None:
+    """Into the run history, when one is kept; the folder it went to. A history that cannot
+    be written costs the run nothing: its reports are on disk, and the event says why it
+    is not listed."""
+    folder = settings.history_dir
+    if folder is None:
+        return None
+    try:
+        record_run(folder, state, run_json=reports.run_json, artifacts=kept,
+                   source=SOURCE_RUN,
+                   location=str(reports_dir.resolve()) if reports_dir is not None else "")
+    except HistoryError as exc:
+        events.on_event("history", f"this run is not in the history: {exc}")
+        return None
+    return folder
 
 
 def _interruption(state: RunState, cancel: CancelToken) -> Interrupted | None:

@@ -23,6 +23,7 @@ from selfcorrect_action.choices import (
     StructuredOutput,
 )
 from selfcorrect_action.errors import UsageError
+from selfcorrect_action.history.location import ENV_HISTORY, default_history_dir
 from selfcorrect_action.llm.client import DEFAULT_TIMEOUT_S
 
 ENV_MODEL = "SELFCORRECT_MODEL"
@@ -63,10 +64,19 @@ class RunSettings(BaseModel):
     profile: Profile = "auto"
     # None: not given, so the spec's `generation:` applies (a flag or input still wins).
     generation: Generation | None = None
+    # The run history (history/store.py): where it is kept, and whether this run goes in.
+    # None: nowhere (no HOME to find the default under, or settings built in code).
+    history: Path | None = None
+    keep_history: bool = True
 
     @property
     def replaying(self) -> bool:
         return self.replay is not None
+
+    @property
+    def history_dir(self) -> Path | None:
+        """Where this run is recorded, or None when it is not."""
+        return self.history if self.keep_history else None
 
 
 def llm_timeout(raw: str, where: str) -> float:
@@ -131,6 +141,15 @@ def _model_name(raw: str, where: str) -> str | None:
     return raw.strip() or None
 
 
+def history_dir(raw: str, where: str) -> Path:
+    return Path(raw.strip()).expanduser()
+
+
+def _no(raw: str, where: str) -> bool:
+    """A flag that turns something off (--no-history): given at all, it is off."""
+    return False
+
+
 def runtime(raw: str, where: str) -> str:
     value = raw.strip()
     if value not in RUNTIMES:
@@ -151,6 +170,8 @@ class Setting:
     variable: str | None
     parse: Callable[[str, str], object]
     default: str  # as shown by `selfcorrect config`
+    # A default that depends on the environment (the XDG data folder), else the field's own.
+    default_of: Callable[[Mapping[str, str]], object] | None = None
 
 
 SETTINGS: tuple[Setting, ...] = (
@@ -174,6 +195,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("runtime", "--runtime", "sandbox-runtime", ENV_RUNTIME, runtime, "runc"),
     Setting("sandbox_image", "--sandbox-image", "sandbox-image", ENV_SANDBOX_IMAGE,
             _model_name, "built from sandbox/ (reused while current)"),
+    Setting("history", "--history", None, ENV_HISTORY, history_dir,
+            "$XDG_DATA_HOME/selfcorrect, else ~/.local/share/selfcorrect",
+            default_of=default_history_dir),
+    Setting("keep_history", "--no-history", None, None, _no, "True: every run is recorded"),
 )
 SETTING = {setting.name: setting for setting in SETTINGS}
 
@@ -195,8 +220,9 @@ class Resolved:
 
 def resolve(environ: Mapping[str, str], given: Mapping[str, Given | None]) -> Resolved:
     """The one reading of a run's settings: what a front end was `given` (None = not
-    given), then the environment variables of the table, then the defaults. Settings that
-    are not in the table (replay, record, guidance) come only from `given`."""
+    given), then the environment variables of the table, then the defaults (the history's
+    from the environment too: XDG_DATA_HOME or HOME). Settings that are not in the table
+    (replay, record, guidance) come only from `given`."""
     values: dict[str, object] = {}
     sources: dict[str, str] = {}
     for name, item in given.items():
@@ -208,6 +234,8 @@ def resolve(environ: Mapping[str, str], given: Mapping[str, Given | None]) -> Re
             parsed = setting.parse(raw, setting.variable or setting.name)
             if parsed is not None:
                 values[setting.name], sources[setting.name] = parsed, setting.variable or ""
+        if setting.name not in values and setting.default_of is not None:
+            values[setting.name] = setting.default_of(environ)
     try:
         settings = RunSettings.model_validate(values)
     except ValidationError as exc:
@@ -267,6 +295,16 @@ def _given(parse: Callable[[str, str], object], text: str | None, source: str
     if text is None or not text.strip():
         return None
     return Given(parse(text, source), source)
+
+
+def history_folder(environ: Mapping[str, str], flag: str | None) -> Path | None:
+    """The history folder alone, by the table's precedence (--history, SELFCORRECT_HISTORY,
+    the XDG default): what `history`, `show` and `view` read, whatever else is set."""
+    row = SETTING["history"]
+    for raw, where in ((flag, row.flag), (environ.get(ENV_HISTORY), ENV_HISTORY)):
+        if raw is not None and raw.strip():
+            return history_dir(raw, where or "")
+    return default_history_dir(environ)
 
 
 def from_environment(environ: Mapping[str, str], **given: object) -> RunSettings:

@@ -63,3 +63,30 @@ def test_the_local_registry_is_installed_where_it_is_missing(tmp_path: Path) -> 
     code, apt, _ = _docker_up(tmp_path, base_present=True, missing_packages=("docker-registry",))
     assert code == 0
     assert "install -y -qq docker-registry" in apt
+
+
+def _browser_up(tmp_path: Path, present: list[str]) -> tuple[int, str, str]:
+    """.ci/browser-up with only stand-ins on PATH: `present` are the programs installed."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    calls = tmp_path / "apt.log"
+    _stub(bin_dir, "apt-get", f'echo "$@" >> {calls}\n')
+    for program in present:
+        _stub(bin_dir, program, f'echo "{program} 1.0"\n')
+    done = subprocess.run(["/bin/bash", str(ROOT / ".ci/browser-up")],
+                          env={**os.environ, "PATH": str(bin_dir)}, capture_output=True,
+                          text=True, timeout=60)
+    return done.returncode, calls.read_text() if calls.exists() else "", done.stdout
+
+
+def test_browser_up_installs_debians_chromium_and_its_driver(tmp_path: Path) -> None:
+    code, apt, out = _browser_up(tmp_path, present=["npm"])
+    assert code == 0, out
+    assert "install -y -qq --no-install-recommends chromium chromium-driver" in apt
+    assert "npm" not in apt.split("install", 1)[1]
+
+
+def test_browser_up_installs_nothing_that_is_there(tmp_path: Path) -> None:
+    code, apt, out = _browser_up(tmp_path, present=["chromium", "chromedriver", "npm"])
+    assert code == 0 and apt == "", out
+    assert "chromium 1.0" in out

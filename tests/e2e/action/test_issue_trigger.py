@@ -37,6 +37,12 @@ def test_a_labelled_issue_gets_a_pull_request_with_script_and_audit(
         f"/pull/{pull.number}")
     assert int(run.outputs["attempts"]) == 2 and int(run.outputs["tokens"]) > 0
     assert "selfcorrect: passed" in run.summary
+    # The attempt viewer, in the workspace for the workflow's upload step.
+    page = act.last_workspace / run.outputs["viewer-path"]
+    assert page.parent.name == run_id and page.name.startswith("selfcorrect-issue-1-")
+    html = page.read_text()
+    assert html.count("data:image/png;base64,") >= 2 and "Content-Security-Policy" in html
+    assert run.outputs["viewer-path"] in run.summary
     assert "ghs_" not in run.log + run.summary + comments[0].body
     (check,) = github.check_runs(DEFAULT_REPO)
     assert (check.head_sha, check.conclusion) == (pull.head_sha, "success")

@@ -155,6 +155,7 @@ def test_a_cancelled_job_publishes_nothing_and_starts_no_further_spec(
     assert len(runs) == 1
     state = load_run_json(runs[0].read_text())
     assert state.interrupted_by == "SIGTERM" and len(state.attempts) == 1
+    assert len(list(runs[0].parent.glob("selfcorrect-*.html"))) == 1  # its page too
     assert engine.containers == {}
 
 
@@ -186,3 +187,58 @@ def test_a_cancelled_issue_run_says_cancelled_on_the_issue_and_drops_its_running
     assert approval_marker(body_digest(body)) in comment.body  # a retry may still run it
     assert "selfcorrect:running" not in fake_github.labels(DEFAULT_REPO, number)
     assert fake_github.pulls(DEFAULT_REPO) == []
+
+
+def test_each_run_leaves_its_page_and_names_it_in_viewer_path(
+        tmp_path: Path, make_forge: MakeForge, fake_github: FakeGitHub) -> None:
+    """A Docker action cannot upload: the page goes beside the run's reports in the
+    workspace, `viewer-path` names it for the workflow's upload step, the job summary too."""
+    import io
+
+    from PIL import Image
+
+    picture = io.BytesIO()
+    Image.new("RGB", (32, 24), "blue").save(picture, format="PNG")
+    workspace = _workspace(tmp_path / "workspace", ["hello"])
+    said: list[tuple[str, str]] = []
+    engine = FakeEngine(images={IMAGE: SPEAKS_OUR_PROTOCOL}, behaviour=lambda header: Reply(
+        report={"exit_code": 0, "stdout": {"text": "hello\n", "total_bytes": 6}},
+        files={"plot.png": picture.getvalue()}))
+    env = _env(workspace, make_forge, fake_github, engine, said)
+    summary = tmp_path / "summary.md"
+    event = {"repository": {"full_name": DEFAULT_REPO, "private": False, "visibility": "public"}}
+    env = replace(env, context=env.context.model_copy(update={"summary_file": summary,
+                                                              "event": event}))
+    assert on_dispatch(Dispatch(repository=DEFAULT_REPO, actor="maria", ref="main"), env) == 0
+    outputs = (tmp_path / "outputs").read_text()
+    (run,) = list((workspace / RUNS_DIR).glob("*/run.json"))
+    state = load_run_json(run.read_text())
+    page = f"{RUNS_DIR}/{state.run_id}/selfcorrect-task-hello-{state.run_id}.html"
+    assert "viewer-path<<" in outputs and f"\n{page}\n" in outputs
+    html = (workspace / page).read_text()
+    assert "data:image/png;base64," in html and "Content-Security-Policy" in html
+    assert json.loads(_output(outputs, "results"))[0]["viewer_path"] == page
+    assert f"Attempt viewer: `{page}`" in summary.read_text()
+    assert state.origin is not None and (state.origin.repository, state.origin.visibility) == (
+        DEFAULT_REPO, "public")
+
+
+def test_a_repository_whose_visibility_is_not_said_counts_as_private() -> None:
+    from selfcorrect_action.action.task_run import origin
+
+    def context(event: dict[str, object]) -> ActionContext:
+        return ActionContext(event_name="issues", event=event, repository="o/r", api_url="",
+                             server_url="", workspace=Path("."), run_id="1", run_attempt="1",
+                             output_file=None, summary_file=None)
+
+    assert origin(context({})).visibility == "private"
+    assert origin(context({"repository": {"private": False}})).visibility == "public"
+    assert origin(context({"repository": {"visibility": "internal"}})).visibility == "internal"
+    assert origin(context({"repository": "o/r"})).visibility == "private"
+
+
+def _output(text: str, name: str) -> str:
+    """One output from a GITHUB_OUTPUT file (name<<DELIMITER ... DELIMITER)."""
+    _, _, rest = text.partition(f"{name}<<")
+    delimiter, _, body = rest.partition("\n")
+    return body.split(f"\n{delimiter}", 1)[0]

@@ -52,3 +52,30 @@ def test_a_cancel_stops_the_benchmark_and_records_nothing_for_its_problem(
     audit = tmp_path / "out" / "runs" / "replay" / problem.module / "AUDIT.md"
     assert "SIGTERM" in audit.read_text()
     assert engine.containers == {}
+
+
+def test_each_problems_loop_is_recorded_in_the_run_history(tmp_path: Path) -> None:
+    """The benchmark's runs are runs of the pipeline: the history gets them as any run's,
+    from the settings `bench_humaneval` resolves (SELFCORRECT_HISTORY, else the default)."""
+    from selfcorrect_action.history.store import HistoryStore
+    from selfcorrect_action.runs.settings import RunSettings
+
+    (problem,) = load_problems(1)
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    prompt = oneshot_request(problem).messages[0].content
+    write_replay(replays / recording_name(problem), prompt,
+                 [("generate", fenced(problem.canonical_source))] * 8)
+    engine = FakeEngine(images={IMAGE: {}}, behaviour=lambda header: Reply(
+        report={"exit_code": 1}))
+    ctx = BenchContext(options=BenchOptions(mode="model", replay=replays, workers=1,
+                                            out=tmp_path / "out"),
+                       engine=engine, image=IMAGE, store=Store(tmp_path / "out" / "r.json"),
+                       problems=[problem], console=Console(file=io.StringIO()),
+                       run_settings=RunSettings(history=tmp_path / "history"))
+    run_model(ctx)
+    with HistoryStore(tmp_path / "history", create=False) as history:
+        (entry,) = history.entries()
+    assert entry.replayed and entry.attempts >= 1
+    assert entry.location == str((tmp_path / "out" / "runs" / "replay" / problem.module)
+                                 .resolve())

@@ -158,6 +158,17 @@ def test_a_version_2_run_reads_as_a_run_that_was_no_repair(tmp_path: Path) -> No
     assert state.spec.files == [] and state.models.review is None
 
 
+def test_a_version_2_run_reads_as_one_of_no_known_origin(tmp_path: Path) -> None:
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = 2
+    del data["origin"]
+
+    state = load_run_json(json.dumps(data))
+
+    assert state.schema_version == 3 and state.origin is None
+    assert state.spec.isolation == "process"
+
+
 def test_the_recorded_version_1_runs_still_read(tmp_path: Path) -> None:
     fixtures = Path(__file__).parents[2] / "fixtures" / "real_model"
     for path in sorted(fixtures.glob("*.run.json")):
