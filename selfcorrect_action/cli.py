@@ -174,7 +174,8 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--generation", choices=list(GENERATIONS),
                    help="kind: function: chat (the answer holds the file), completion (the "
                    "model continues the function's code through /v1/completions), or auto "
-                   "(completion where the server serves it) (default: SELFCORRECT_GENERATION, "
+                   "(completion for a base model, by its name, where the server serves it) "
+                   "(default: SELFCORRECT_GENERATION, "
                    "else the spec's generation:, else auto)")
     p.add_argument("--runtime", choices=list(RUNTIMES),
                    help="container runtime for the sandbox: runc or runsc (gVisor) (default "

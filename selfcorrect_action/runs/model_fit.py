@@ -9,6 +9,7 @@ model's size decides the profile, as the server reports it or as its name says
 
 from __future__ import annotations
 
+import re
 from typing import Literal
 
 from selfcorrect_action.llm.server_probe import ServerInfo, params_in_name
@@ -50,7 +51,21 @@ def generation_for(state: RunState, settings: RunSettings, server: ServerInfo | 
     if wanted == "chat" or wanted == "completion":
         return wanted
     # litellm's text completion reaches an OpenAI-compatible server's /v1/completions for
-    # the `openai/<name>` spelling: what --api-base servers are named as.
+    # the `openai/<name>` spelling: what --api-base servers are named as. And only for a
+    # model made to continue text: a chat model (SmolLM2-135M-Instruct, measured) asked to
+    # continue a function closes the code block and writes prose (issue 21).
     completions = (server is not None and server.completions
-                   and state.models.cheap.startswith("openai/"))
+                   and state.models.cheap.startswith("openai/")
+                   and continues_text(state.models.cheap))
     return "completion" if completions else "chat"
+
+
+_BASE_MODEL = re.compile(r"(?:^|[-_./:])(?:base|starcoder\w*|codegen\w*|santacoder|"
+                         r"stable-code|codellama-\d+b(?!-instruct))(?:$|[-_./:])",
+                         re.IGNORECASE)
+
+
+def continues_text(model: str) -> bool:
+    """Whether the model's name says it is a base (completion) model, not a chat one."""
+    return _BASE_MODEL.search(model) is not None and not re.search(
+        r"instruct|chat|-it(?:$|[-_./:])", model, re.IGNORECASE)

@@ -111,21 +111,25 @@ def test_completion_continues_the_functions_start_and_replays_as_it_was(
     with FakeOpenAIServer(identity=LLAMA_CPP_PYTHON) as server:
         # A server that ignores the stops past its fourth: the continuation is cut here.
         server.script(ModelReply("    return 2 * x\nprint(double(2))\n"))
-        state, said = _run(tmp_path, FUNCTION_SPEC, server, record=record)
+        state, said = _run(tmp_path, FUNCTION_SPEC, server, record=record,
+                           model="openai/starcoder2-3b")
         request = server.requests[0]
     assert request.path == "/v1/completions"
     assert request.body["prompt"] == STUB
     assert request.body["stop"] == ["\ndef ", "\nclass ", "\nif __name__", "```"]
-    assert state.generation == "completion"  # auto: the server serves /v1/completions
+    # auto: a base model, and the server serves /v1/completions
+    assert state.generation == "completion"
     assert state.attempts[0].code == STUB + "    return 2 * x\n"
     assert any("completion generation" in line for line in said)
     recorded = read_recording(record)
     assert recorded.exchanges[0].request.mode == "completion"
     assert recorded.header.task_sha256  # a completion quotes no task: the digest names it
 
-    again, _ = _run(tmp_path, FUNCTION_SPEC, None, replay=record, generation="completion")
+    again, _ = _run(tmp_path, FUNCTION_SPEC, None, replay=record, generation="completion",
+                    model="openai/starcoder2-3b")
     assert again.attempts[0].code == state.attempts[0].code
-    wrong, _ = _run(tmp_path, FUNCTION_SPEC, None, replay=record, generation="chat")
+    wrong, _ = _run(tmp_path, FUNCTION_SPEC, None, replay=record, generation="chat",
+                    model="openai/starcoder2-3b")
     assert wrong.status.value == "error" and wrong.error_exit_code == 2
     assert "recorded a completion request, but the run asked for a chat one" in (
         wrong.stop_reason)

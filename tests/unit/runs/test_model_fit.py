@@ -43,12 +43,28 @@ def test_a_profile_given_is_kept() -> None:
     assert fitted(state("openai/SmolLM2-135M"), standard, None).profile == "standard"
 
 
-def test_auto_generation_completes_where_the_server_serves_it() -> None:
-    assert fitted(state(), RunSettings(), LLAMA).generation == "completion"
-    assert fitted(state(), RunSettings(), None).generation == "chat"
-    assert fitted(state(), RunSettings(), ServerInfo()).generation == "chat"
+def test_auto_generation_completes_a_base_model_where_the_server_serves_it() -> None:
+    base = state("openai/Qwen2.5-Coder-1.5B-base")
+    assert fitted(base, RunSettings(), LLAMA).generation == "completion"
+    assert fitted(base, RunSettings(), None).generation == "chat"
+    assert fitted(base, RunSettings(), ServerInfo()).generation == "chat"
+    # A chat model, or one whose name says nothing, is asked to chat: an instruct model
+    # continuing a function closed the code block and wrote prose.
+    for model in ("openai/SmolLM2-135M-Instruct", "openai/local", "openai/qwen2.5-coder-chat"):
+        assert fitted(state(model), RunSettings(), LLAMA).generation == "chat", model
     hosted = state("anthropic/claude-3-5-haiku-latest")
     assert fitted(hosted, RunSettings(), LLAMA).generation == "chat"
+
+
+@pytest.mark.parametrize(("model", "continues"), [
+    ("openai/starcoder2-3b", True), ("openai/deepseek-coder-1.3b-base", True),
+    ("openai/codellama-7b", True), ("openai/codellama-7b-instruct", False),
+    ("openai/llama-3.2-1b-it", False), ("openai/database-helper", False),
+])
+def test_a_base_model_is_told_by_its_name(model: str, continues: bool) -> None:
+    from selfcorrect_action.runs.model_fit import continues_text
+
+    assert continues_text(model) is continues
 
 
 def test_the_flag_wins_over_the_spec_and_scripts_always_chat() -> None:
