@@ -1,4 +1,5 @@
-"""The Forge over GitHub's REST API, through PyGithub: the one module that imports it.
+"""The Forge over GitHub's REST API, through PyGithub: with pygithub_records.py (its objects
+as our records) the only modules that import it.
 
 Every request runs inside `Retrier.call` (github_retry.py), which retries what is worth
 retrying and turns every PyGithub, requests and urllib3 exception into a ForgeError. The
@@ -28,20 +29,15 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from github import Auth, Github
-from github.CheckRun import CheckRun as GithubCheckRun
 from github.GitCommit import GitCommit
 from github.GithubException import GithubException
 from github.GithubObject import NotSet
 from github.InputGitTreeElement import InputGitTreeElement
 from github.IssueComment import IssueComment
-from github.NamedUser import NamedUser
-from github.Organization import Organization
-from github.PullRequest import PullRequest as GithubPull
 from github.Repository import Repository
 
+from selfcorrect_action.github import pygithub_records as records
 from selfcorrect_action.github.forge import (
-    MAX_ANNOTATIONS_PER_REQUEST,
-    CheckAnnotation,
     CheckRun,
     CheckRunOutput,
     Comment,
@@ -150,7 +146,7 @@ class PyGithubForge:
                 if exc.status == 404:  # no such user (the repository was found above)
                     return Permission(login=login, permission="none")
                 raise
-            return _permission(login, data)
+            return records.permission(login, data)
 
         return self._call(f"reading {login}'s permission on {self._name}", fetch)
 
@@ -158,7 +154,7 @@ class PyGithubForge:
         def fetch() -> Issue:
             found = self._repository().get_issue(number)
             return Issue(number=found.number, title=found.title, body=found.body or "",
-                         author=_login(found.user),
+                         author=records.login(found.user),
                          is_pull_request=found.pull_request is not None,
                          labels=tuple(label.name for label in found.labels),
                          html_url=found.html_url or "")
@@ -167,7 +163,7 @@ class PyGithubForge:
 
     def pull_request(self, number: int) -> PullRequest:
         return self._call(f"reading pull request #{number}",
-                          lambda: _pull(self._repository().get_pull(number)))
+                          lambda: records.pull(self._repository().get_pull(number)))
 
     def pull_request_files(self, number: int) -> list[str]:
         def fetch() -> list[str]:
@@ -182,7 +178,7 @@ class PyGithubForge:
         me = self.identity()
         return self._call(f"looking through the comments on #{number}",
                           lambda: self._newest_comment(number, lambda c: marker in (
-                              c.body or "") and _login(c.user).lower() == me.lower()))
+                              c.body or "") and records.login(c.user).lower() == me.lower()))
 
     def identity(self) -> str:
         """The `bot_login` given; else the author of the first comment this forge made;
@@ -219,8 +215,8 @@ class PyGithubForge:
                 raise
             return Commit(sha=head.sha, message=head.commit.message,
                           tree_sha=head.commit.tree.sha,
-                          author_login=_login(head.author),
-                          committer_login=_login(head.committer))
+                          author_login=records.login(head.author),
+                          committer_login=records.login(head.committer))
 
         return self._call(f"reading the branch {branch}", fetch)
 
@@ -235,14 +231,14 @@ class PyGithubForge:
 
     def create_comment(self, number: int, body: str) -> Comment:
         def create() -> Comment:
-            made = _comment(self._repository().get_issue(number).create_comment(body))
+            made = records.comment(self._repository().get_issue(number).create_comment(body))
             if made.author:
                 self._identity = made.author  # what GitHub says we are, from now on
             return made
 
         def already_made() -> Comment | None:
             # Callers put a unique hidden marker in the body, so an equal body is ours.
-            return self._newest_comment(number, lambda c: _same_text(c.body, body))
+            return self._newest_comment(number, lambda c: records.same_text(c.body, body))
 
         return self._call(f"commenting on #{number}", create, reconcile=already_made)
 
@@ -252,7 +248,7 @@ class PyGithubForge:
             # PyGithub reaches a comment only through its issue, whose number we lack.
             headers, data = repo.requester.requestJsonAndCheck(
                 "PATCH", f"{repo.url}/issues/comments/{comment_id}", input={"body": body})
-            return _comment(IssueComment(repo.requester, headers, data, completed=True))
+            return records.comment(IssueComment(repo.requester, headers, data, completed=True))
 
         return self._call(f"editing comment {comment_id}", edit)
 
@@ -405,7 +401,7 @@ class PyGithubForge:
             repo = self._repository()
             try:
                 repo.requester.requestJsonAndCheck(
-                    "PATCH", f"{repo.url}/git/{_ref_path(ref)}", input={"sha": sha,
+                    "PATCH", f"{repo.url}/git/{records.ref_path(ref)}", input={"sha": sha,
                                                                       "force": False})
             except GithubException as exc:
                 if mentions(exc, 422, "fast forward") or mentions(
@@ -426,7 +422,7 @@ class PyGithubForge:
             repo = self._repository()
             try:
                 repo.requester.requestJsonAndCheck("DELETE",
-                                                   f"{repo.url}/git/{_ref_path(ref)}")
+                                                   f"{repo.url}/git/{records.ref_path(ref)}")
             except GithubException as exc:
                 if not mentions(exc, 422, "reference does not exist"):
                     raise
@@ -440,7 +436,7 @@ class PyGithubForge:
 
         def create() -> PullRequest:
             try:
-                return _pull(self._repository().create_pull(
+                return records.pull(self._repository().create_pull(
                     base=base_branch, head=head_branch, title=title, body=body, draft=draft))
             except GithubException as exc:
                 if mentions(exc, 422, "a pull request already exists"):
@@ -461,7 +457,7 @@ class PyGithubForge:
         def edit() -> PullRequest:
             pull = self._repository().get_pull(number)
             pull.edit(title=title, body=body)  # fills the object from GitHub's answer
-            return _pull(pull)
+            return records.pull(pull)
 
         return self._call(f"editing pull request #{number}", edit)
 
@@ -471,33 +467,33 @@ class PyGithubForge:
                           lambda: self._check_run(head_sha, name, external_id))
 
     def create_check_run(self, head_sha: str, output: CheckRunOutput) -> CheckRun:
-        _fits_one_request(output)
+        records.fits_one_request(output)
 
         def create() -> CheckRun:
             made = self._repository().create_check_run(
                 name=output.name, head_sha=head_sha, external_id=output.external_id,
                 conclusion=output.conclusion, completed_at=self._now(),
-                output=_output(output), details_url=output.details_url or NotSet)
-            return _check(made)
+                output=records.output(output), details_url=output.details_url or NotSet)
+            return records.check(made)
 
         return self._call(f"creating the check run {output.name!r} on {head_sha[:7]}",
                           create, reconcile=lambda: self._check_run(head_sha, output.name,
                                                                     output.external_id))
 
     def update_check_run(self, check: CheckRun, output: CheckRunOutput) -> CheckRun:
-        _fits_one_request(output)
+        records.fits_one_request(output)
         expected = check.annotations_count + len(output.annotations)
 
         def update() -> CheckRun:
             run = self._repository().get_check_run(check.id)  # lazy: the PATCH is the request
             run.edit(name=output.name, external_id=output.external_id,
                      conclusion=output.conclusion, completed_at=self._now(),
-                     output=_output(output), details_url=output.details_url or NotSet)
-            return _check(run)
+                     output=records.output(output), details_url=output.details_url or NotSet)
+            return records.check(run)
 
         def already_made() -> CheckRun | None:
             # Setting fields twice is harmless; appending a batch twice is not.
-            seen = _check(self._repository().get_check_run(check.id))
+            seen = records.check(self._repository().get_check_run(check.id))
             return seen if output.annotations and seen.annotations_count >= expected else None
 
         return self._call(f"updating the check run {output.name!r} on {check.head_sha[:7]}",
@@ -516,7 +512,7 @@ class PyGithubForge:
                                                                        filter="all")
         found = [run for run in runs if run.name == name
                  and (external_id is None or run.external_id == external_id)]
-        return _check(max(found, key=lambda run: run.id)) if found else None
+        return records.check(max(found, key=lambda run: run.id)) if found else None
 
     def _call(self, doing: str, action: Callable[[], T], *,
               reconcile: Callable[[], T | None] | None = None) -> T:
@@ -544,12 +540,12 @@ class PyGithubForge:
         """Reads every page: a long thread keeps our comment anywhere in it."""
         comments = self._repository().get_issue(number).get_comments()
         matches = [c for c in comments if wanted(c)]
-        return _comment(max(matches, key=lambda c: c.id)) if matches else None
+        return records.comment(max(matches, key=lambda c: c.id)) if matches else None
 
     def _open_pull(self, head_branch: str) -> PullRequest | None:
         pulls = self._repository().get_pulls(state="open", head=f"{self._owner}:{head_branch}")
         for pull in pulls:
-            return _pull(pull)
+            return records.pull(pull)
         return None
 
     def _ref_sha(self, branch: str) -> str | None:
@@ -559,7 +555,7 @@ class PyGithubForge:
         repo = self._repository()
         try:
             _, data = repo.requester.requestJsonAndCheck(
-                "GET", f"{repo.url}/git/{_ref_path(ref).replace('refs/', 'ref/', 1)}")
+                "GET", f"{repo.url}/git/{records.ref_path(ref).replace('refs/', 'ref/', 1)}")
         except GithubException as exc:
             if exc.status == 404:
                 return None
@@ -591,82 +587,3 @@ class PyGithubForge:
             raise self._retrier.forge_error(
                 f"reading {path} at {ref} failed: it is not UTF-8 text",
                 hint="only text files are read back") from exc
-
-
-def _ref_path(ref: str) -> str:
-    """`refs/heads/a b` → `refs/heads/a%20b`: each part quoted, the slashes kept."""
-    return "/".join(quote(part, safe="") for part in ref.split("/"))
-
-
-def _same_text(stored: str | None, sent: str) -> bool:
-    """Whether a body GitHub stored is the one we sent, line endings and outer whitespace
-    aside (what a form or a proxy may change)."""
-    def norm(text: str) -> str:
-        return text.replace("\r\n", "\n").strip()
-
-    return norm(stored or "") == norm(sent)
-
-
-def _login(user: NamedUser | Organization | None) -> str:
-    """A login, or "" when GitHub has no account to show (a deleted user, an unlinked
-    commit email)."""
-    return user.login if user is not None else ""
-
-
-def _comment(comment: IssueComment) -> Comment:
-    return Comment(id=comment.id, body=comment.body or "", author=_login(comment.user),
-                   html_url=comment.html_url or "")
-
-
-def _pull(pull: GithubPull) -> PullRequest:
-    head_repo: Repository | None = pull.head.repo  # None once a fork is deleted
-    return PullRequest(number=pull.number, title=pull.title, body=pull.body or "",
-                       head_branch=pull.head.ref, head_sha=pull.head.sha,
-                       head_repository=head_repo.full_name if head_repo is not None else "",
-                       base_branch=pull.base.ref, html_url=pull.html_url or "",
-                       draft=bool(pull.draft), state=pull.state)
-
-
-def _fits_one_request(output: CheckRunOutput) -> None:
-    if len(output.annotations) > MAX_ANNOTATIONS_PER_REQUEST:
-        raise ValueError(f"{len(output.annotations)} annotations in one request; GitHub takes "
-                         f"{MAX_ANNOTATIONS_PER_REQUEST} (send the rest in updates)")
-
-
-def _output(output: CheckRunOutput) -> dict[str, Any]:
-    sent: dict[str, Any] = {"title": output.title, "summary": output.summary}
-    if output.annotations:
-        sent["annotations"] = [_annotation(a) for a in output.annotations]
-    return sent
-
-
-def _annotation(annotation: CheckAnnotation) -> dict[str, str | int]:
-    sent: dict[str, str | int] = {
-        "path": annotation.path, "start_line": annotation.start_line,
-        "end_line": annotation.end_line, "annotation_level": annotation.level,
-        "message": annotation.message}
-    if annotation.start_line == annotation.end_line:  # GitHub refuses columns across lines
-        for key in ("start_column", "end_column"):
-            value = getattr(annotation, key)
-            if value is not None:
-                sent[key] = value
-    if annotation.title:
-        sent["title"] = annotation.title
-    return sent
-
-
-def _check(run: GithubCheckRun) -> CheckRun:
-    output = run.output
-    return CheckRun(id=run.id, name=run.name, head_sha=run.head_sha, status=run.status,
-                    conclusion=run.conclusion, external_id=run.external_id or "",
-                    html_url=run.html_url or "",
-                    annotations_count=output.annotations_count if output is not None else 0)
-
-
-def _permission(login: str, data: Any) -> Permission:
-    body: Mapping[str, Any] = data if isinstance(data, Mapping) else {}
-    user = body.get("user")
-    shown = user.get("login") if isinstance(user, Mapping) else None
-    return Permission(login=str(shown or login), permission=str(body.get("permission") or
-                                                               "none"),
-                      role_name=str(body.get("role_name") or ""))
