@@ -112,3 +112,55 @@ def _imported_names(tests: dict[str, str], module: str) -> set[str]:
             if isinstance(node, ast.ImportFrom) and node.module == module:
                 names.update(alias.name for alias in node.names if alias.name != "*")
     return names
+
+
+def with_given_code(code: str, target: FunctionTarget | None) -> str:
+    """The answer with what the task gave above the function (its imports, its helpers)
+    put back where the answer dropped it, as HumanEval joins prompt and completion: a model
+    that rewrites `def f(numbers: List[float])` without `from typing import List` wrote the
+    function, not a NameError. Only statements that define a name the answer neither
+    defines nor imports are added; an answer that does not parse is left as it is."""
+    if target is None or not target.head:
+        return code
+    given = _preamble(target)
+    try:
+        answer = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return code
+    defined = _defined_names(answer)
+    missing = [text for node, text in given if _defined_names_of(node) - defined]
+    return "\n".join(missing) + "\n\n\n" + code if missing else code
+
+
+def _preamble(target: FunctionTarget) -> list[tuple[ast.stmt, str]]:
+    """The head's top-level statements before the target's def, with their source."""
+    try:
+        tree = ast.parse(target.head + "    ...\n")
+    except (SyntaxError, ValueError):
+        return []
+    found = []
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.name == target.name:
+            break
+        text = ast.get_source_segment(target.head, node)
+        if text is not None and _defined_names_of(node):
+            found.append((node, text))
+    return found
+
+
+def _defined_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        names |= _defined_names_of(node)
+    return names
+
+
+def _defined_names_of(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.Import | ast.ImportFrom):
+        return {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+    if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+        return {node.name}
+    if isinstance(node, ast.Assign | ast.AnnAssign):
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        return {t.id for t in targets if isinstance(t, ast.Name)}
+    return set()

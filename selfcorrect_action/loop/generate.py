@@ -10,7 +10,7 @@ import hashlib
 from selfcorrect_action.loop.answer_shape import AnswerShape, read_answer
 from selfcorrect_action.loop.code_request import CodeRequest, code_request, cut_at_stops
 from selfcorrect_action.loop.deps import Deps
-from selfcorrect_action.loop.function_target import target_of
+from selfcorrect_action.loop.function_target import target_of, with_given_code
 from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered
 from selfcorrect_action.loop.state import (
     Attempt,
@@ -94,8 +94,11 @@ def _shape(state: RunState, built: CodeRequest, answer: str) -> AnswerShape:
                                "the function's docstring")
         return AnswerShape(built.prefix + body.rstrip() + "\n")
     target = target_of(state)
-    return read_answer(answer, prompt=built.prompt, kind=state.spec.kind,
-                       entry_point=target.name if target else None)
+    shape = read_answer(answer, prompt=built.prompt, kind=state.spec.kind,
+                        entry_point=target.name if target else None)
+    if shape.problem is None and shape.code:
+        return AnswerShape(with_given_code(shape.code, target))
+    return shape
 
 
 def _mark_cycle_or_empty(state: RunState, attempt: Attempt, *, oversized: int | None = None,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from selfcorrect_action.loop.function_target import function_target
+from selfcorrect_action.loop.function_target import function_target, with_given_code
 
 PROMPT = '''Complete the module below.
 
@@ -63,3 +63,18 @@ def test_the_tests_name_it_when_the_prompt_has_no_stub() -> None:
                                     "```python\ndef f():\n    return 1\n```"])
 def test_no_stub_and_no_tests_is_no_target(prompt: str) -> None:
     assert function_target(signature=None, tests={}, module="m", prompt=prompt) is None
+
+
+def test_an_answer_that_dropped_the_given_imports_and_helpers_gets_them_back() -> None:
+    target = function_target(signature=None, tests=TESTS, module="humaneval_0", prompt=PROMPT)
+    answer = ("def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
+              "    return helper(1) > 1\n")
+    completed = with_given_code(answer, target)
+    assert completed.startswith("from typing import List\ndef helper(x: int) -> int:\n")
+    assert completed.endswith(answer)
+    # What the answer defines or imports itself is not added twice; a script is untouched.
+    own = "from typing import List\n\n\ndef helper(x):\n    return 0\n\n\n" + answer
+    assert with_given_code(own, target) == own
+    assert with_given_code(answer, None) == answer
+    broken = "def has_close_elements(:\n"
+    assert with_given_code(broken, target) == broken
