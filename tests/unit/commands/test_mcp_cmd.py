@@ -14,10 +14,12 @@ from selfcorrect_action.cli import main
 def test_without_the_extra_it_says_how_to_install_it(
         tmp_path: Path, capsys: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
-    # None in sys.modules makes `import mcp` fail as an absent package does.
-    monkeypatch.setitem(sys.modules, "mcp", None)
-    for module in [name for name in sys.modules if name.startswith("selfcorrect_action.mcp")]:
+    # None in sys.modules makes `import mcp` fail as an absent package does; its submodules
+    # go too, or an earlier test's `mcp.server` would still import (the whole suite's order).
+    for module in [name for name in sys.modules
+                   if name.startswith(("selfcorrect_action.mcp", "mcp."))]:
         monkeypatch.delitem(sys.modules, module)
+    monkeypatch.setitem(sys.modules, "mcp", None)
     assert main(["mcp", "--root", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "`selfcorrect mcp` needs the mcp package" in err
