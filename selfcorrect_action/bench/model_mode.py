@@ -91,6 +91,9 @@ def run_model(ctx: BenchContext) -> str:
             box.warm(LIMITS, options.runtime)
 
             def one(problem: Problem) -> None:
+                # A worker that took the next problem while another was being cancelled
+                # must not start it.
+                ctx.cancel.check()
                 work = scratch / problem.module
                 record = _one_problem(ctx, problem, models, box, work, recordings)
                 ctx.store.put(key, problem.task_id, record)
@@ -173,7 +176,15 @@ def loop_record(state: RunState) -> dict[str, Any]:
 
 
 def _parallel(work: Callable[[Problem], None], items: Sequence[Problem], workers: int) -> None:
+    """Every problem, `workers` at a time; the first failure (an interruption) stops the
+    rest: leaving the pool used to wait for every queued problem, each of which then ran
+    into the set cancel token and left an empty 'interrupted' run behind."""
     with ThreadPoolExecutor(max(1, workers), thread_name_prefix="bench") as pool:
         futures = [pool.submit(work, item) for item in items]
-        for future in as_completed(futures):
-            future.result()
+        try:
+            for future in as_completed(futures):
+                future.result()
+        except BaseException:
+            for future in futures:
+                future.cancel()
+            raise

@@ -54,6 +54,35 @@ def test_a_cancel_stops_the_benchmark_and_records_nothing_for_its_problem(
     assert engine.containers == {}
 
 
+def test_a_cancel_starts_no_further_problem(tmp_path: Path) -> None:
+    """Problems queued behind the cancelled one used to run one after the other into the
+    set token, each leaving an empty 'interrupted' run."""
+    first, second = load_problems(2)
+    replays = tmp_path / "replays"
+    replays.mkdir()
+    for problem in (first, second):
+        write_replay(replays / recording_name(problem),
+                     oneshot_request(problem).messages[0].content,
+                     [("generate", fenced(problem.canonical_source))] * 3)
+    token = CancelToken()
+
+    def cancel_on_first_run(header: dict[str, object]) -> Reply:
+        token.cancel("SIGTERM")
+        return Reply(report={"exit_code": 1})
+
+    engine = FakeEngine(images={IMAGE: {}}, behaviour=cancel_on_first_run)
+    ctx = BenchContext(options=BenchOptions(mode="model", replay=replays, workers=1,
+                                            out=tmp_path / "out"),
+                       engine=engine, image=IMAGE, store=Store(tmp_path / "out" / "r.json"),
+                       problems=[first, second], console=Console(file=io.StringIO()),
+                       cancel=token)
+    with pytest.raises(Interrupted):
+        run_model(ctx)
+    runs = tmp_path / "out" / "runs" / "replay"
+    assert (runs / first.module / "AUDIT.md").exists()
+    assert not (runs / second.module).exists(), "a problem started after the cancel"
+
+
 def test_each_problems_loop_is_recorded_in_the_run_history(tmp_path: Path) -> None:
     """The benchmark's runs are runs of the pipeline: the history gets them as any run's,
     from the settings `bench_humaneval` resolves (SELFCORRECT_HISTORY, else the default)."""
