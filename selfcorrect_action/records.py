@@ -8,6 +8,7 @@ refuses field names the model does not have.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
@@ -29,3 +30,22 @@ def evolve(record: R, changes: Mapping[str, Any]) -> R:
         raise TypeError(f"{type(record).__name__} has no field {', '.join(unknown)}")
     values = {name: getattr(record, name) for name in fields}
     return type(record).model_validate({**values, **changes})
+
+
+@functools.cache
+def schema_words(model: type[BaseModel]) -> frozenset[str]:
+    """Every enum value and constant string of `model`'s JSON schema (its StrEnum and
+    Literal fields): words a redaction keeps whatever a secret spells, so a status of
+    `passed` stays `passed` when a token happens to read the same."""
+    words: set[str] = set()
+    stack: list[Any] = [model.model_json_schema()]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, dict):
+            words.update(v for v in node.get("enum", ()) if isinstance(v, str))
+            if isinstance(node.get("const"), str):
+                words.add(node["const"])
+            stack.extend(node.values())
+        elif isinstance(node, list):
+            stack.extend(node)
+    return frozenset(words)

@@ -82,15 +82,8 @@ class LiveComment:
             self._state = state
             self._notice = ""
             self._closed = True
-        body = self._body(final=False, cancelled=state.interrupted_by or "a cancel")
-        try:
-            if self._comment is None:
-                self._comment = self._forge.create_comment(self.number, body)
-            else:
-                self._forge.edit_comment(self._comment.id, body)
-        except ForgeError as exc:
-            log.warning("could not say on #%s that the run was cancelled: %s", self.number,
-                        exc.message)
+        self._post(self._body(final=False, cancelled=state.interrupted_by or "a cancel"),
+                   "say that the run was cancelled")
 
     def final_body(self, state: RunState) -> str:
         """The last version of the comment, with the slot for the PR link (the plan). No
@@ -107,15 +100,17 @@ class LiveComment:
                                     and self._clock() - self._last_edit < self._interval):
                     return
                 self._last_edit = self._clock()
-            body = self._body(final=False)
-            try:
-                if self._comment is None:
-                    self._comment = self._forge.create_comment(self.number, body)
-                else:
-                    self._forge.edit_comment(self._comment.id, body)
-            except ForgeError as exc:
-                log.warning("could not update the live report on #%s: %s", self.number,
-                            exc.message)
+            self._post(self._body(final=False), "update the live report")
+
+    def _post(self, body: str, doing: str) -> None:
+        """Create the comment, or edit it; a failure is logged, never the run's end."""
+        try:
+            if self._comment is None:
+                self._comment = self._forge.create_comment(self.number, body)
+            else:
+                self._forge.edit_comment(self._comment.id, body)
+        except ForgeError as exc:
+            log.warning("could not %s on #%s: %s", doing, self.number, exc.message)
 
     def _body(self, *, final: bool, cancelled: str = "") -> str:
         from selfcorrect_action.github.plan import PR_LINK_SLOT

@@ -14,7 +14,6 @@ import json
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from functools import cache
 from typing import Annotated, Any, TypeVar
 
 import anyio
@@ -33,6 +32,7 @@ from selfcorrect_action.errors import SelfcorrectError
 from selfcorrect_action.mcp.jobs import Job, JobQueue
 from selfcorrect_action.mcp.models import Audit, ErrorInfo, RunList, RunProgress
 from selfcorrect_action.mcp.tools import ExecArgs, ServerConfig, TaskArgs, Tools
+from selfcorrect_action.records import schema_words
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 from selfcorrect_action.report.run_json import RUN_JSON
 from selfcorrect_action.report.writer import AUDIT_MD
@@ -67,7 +67,7 @@ class Answers:
 
     def ok(self, model: BaseModel) -> CallToolResult:
         data = redact_data(model.model_dump(mode="json"), secrets=self.secrets,
-                           keep=_schema_words(type(model)))
+                           keep=schema_words(type(model)))
         return CallToolResult(content=[TextContent(type="text", text=json.dumps(data, indent=2))],
                               structured_content=data)
 
@@ -125,24 +125,6 @@ async def _relay(job: Job, ctx: Context) -> None:
         if ended:
             return
         await anyio.sleep(POLL_S)
-
-
-@cache
-def _schema_words(model: type[BaseModel]) -> frozenset[str]:
-    """A result's enum and constant values: words of the schema, kept whatever a secret
-    spells (report/run_json.py does the same for run.json)."""
-    words: set[str] = set()
-    stack: list[Any] = [model.model_json_schema()]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            words.update(v for v in node.get("enum", ()) if isinstance(v, str))
-            if isinstance(node.get("const"), str):
-                words.add(node["const"])
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return frozenset(words)
 
 
 def build_server(tools: Tools, answers: Answers) -> MCPServer[Any]:

@@ -14,7 +14,6 @@ dashboard) reads exactly what the loop recorded. Two things differ from the live
 
 from __future__ import annotations
 
-import functools
 import json
 from collections.abc import Sequence
 from typing import Any
@@ -23,7 +22,7 @@ from pydantic import ValidationError
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.state import SCHEMA_VERSION, Attempt, RunState
-from selfcorrect_action.records import evolve
+from selfcorrect_action.records import evolve, schema_words
 from selfcorrect_action.redact import redact_data
 from selfcorrect_action.sandbox.models import ExecutionResult
 
@@ -39,7 +38,7 @@ def run_json(state: RunState, *, secrets: Sequence[str]) -> str:
     data = without_host_paths(state).model_dump(mode="json")
     # The dump is this code's schema whatever the field holds: say so, first in the file.
     data = {"schema_version": SCHEMA_VERSION, **data}
-    redacted = redact_data(data, secrets=secrets, keep=schema_words())
+    redacted = redact_data(data, secrets=secrets, keep=schema_words(RunState))
     return json.dumps(redacted, indent=2, ensure_ascii=False) + "\n"
 
 
@@ -90,26 +89,8 @@ def redacted_state(state: RunState, *, secrets: Sequence[str], shapes: bool = Tr
     `shapes=False`: a state read from a run.json, redacted when it was written, is searched
     for the secrets known now only (a linear pass, however large the file)."""
     data = without_host_paths(state).model_dump(mode="json")
-    return RunState.model_validate(redact_data(data, secrets=secrets, keep=schema_words(),
+    return RunState.model_validate(redact_data(data, secrets=secrets, keep=schema_words(RunState),
                                                shapes=shapes))
-
-
-@functools.cache
-def schema_words() -> frozenset[str]:
-    """Every enum value and constant string of RunState's JSON schema: the values of its
-    StrEnum and Literal fields."""
-    words: set[str] = set()
-    stack: list[Any] = [RunState.model_json_schema()]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            words.update(v for v in node.get("enum", ()) if isinstance(v, str))
-            if isinstance(node.get("const"), str):
-                words.add(node["const"])
-            stack.extend(node.values())
-        elif isinstance(node, list):
-            stack.extend(node)
-    return frozenset(words)
 
 
 def without_host_paths(state: RunState) -> RunState:
