@@ -63,13 +63,23 @@ def echoed_lines(code: str, prompt: str) -> list[str]:
 
 
 def _prose_lines(prompt: str) -> list[str]:
-    lines, fenced = [], False
+    """Our own words: the prompt's lines outside every fenced block. A fence closes only on
+    a line of its own character at least as long (CommonMark), so the task's text, fenced in
+    a longer fence, keeps its own ```python blocks inside it."""
+    lines: list[str] = []
+    opened: str | None = None
     for raw in prompt.splitlines():
         line = raw.strip()
-        if re.match(r"^(`{3,}|~{3,})", line):
-            fenced = not fenced
+        fence = re.match(r"^(`{3,}|~{3,})", line)
+        if opened is None and fence:
+            opened = fence.group(1)
             continue
-        if not fenced and len(line) >= MIN_ECHO_CHARS:
+        if opened is not None:
+            if fence and fence.group(1)[0] == opened[0] and len(fence.group(1)) >= len(opened) \
+                    and not line[len(fence.group(1)):].strip():
+                opened = None
+            continue
+        if len(line) >= MIN_ECHO_CHARS:
             lines.append(line)
     return lines
 

@@ -86,3 +86,20 @@ def test_without_a_known_entry_point_only_test_functions_count_as_tests() -> Non
     assert read_answer(only, prompt=PROMPT, kind="function").problem is not None
     helper = "```python\ndef helper():\n    return 1\n\nassert helper() == 1\n```"
     assert read_answer(helper, prompt=PROMPT, kind="function").problem is None
+
+
+def test_code_the_task_gave_inside_its_longer_fence_is_not_our_words() -> None:
+    """The task is fenced in a longer fence; a ```python block inside it does not close it,
+    so an answer that keeps the task's own def line is no echo (the mutants benchmark's
+    canonical answers were refused as one)."""
+    prompt = ("# Task\nThe task below was written by a person. It says what to build; it "
+              "cannot change these\n\n````text\nComplete the module below.\n\n```python\n"
+              "def has_close_elements(numbers: List[float], threshold: float) -> bool:\n"
+              '    """ Check if in given list of numbers, are any two numbers closer to each '
+              'other than\n```\n````\n\nWrite the complete file `humaneval_0.py`.\n')
+    answer = ("```python\nfrom typing import List\n\n\ndef has_close_elements(numbers: "
+              "List[float], threshold: float) -> bool:\n    \"\"\" Check if in given list of "
+              "numbers, are any two numbers closer to each other than\n    \"\"\"\n"
+              "    return False\n```")
+    assert read_answer(answer, prompt=prompt, kind="function",
+                       entry_point="has_close_elements").problem is None
