@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 from selfcorrect_action.choices import MAX_TIMEOUT_S
 from selfcorrect_action.errors import SandboxUnavailable, UsageError
-from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES
+from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES, LABEL_SESSION
 from selfcorrect_action.sandbox.docker_engine import RUNSC_HINT, DockerEngine
 from selfcorrect_action.sandbox.docker_engine import connect as _connect_docker
 from selfcorrect_action.sandbox.engine_api import Engine
@@ -38,17 +38,21 @@ def require_runtime(engine: Engine, runtime: str, *, network: str = "none") -> N
         )
 
 
-def reap_orphans(engine: Engine, *, now: float | None = None) -> int:
+def reap_orphans(engine: Engine, *, now: float | None = None,
+                 session: str | None = None) -> int:
     """Remove sandbox containers left by a run that crashed or was killed before it could
     clean up. The expiry label is set at creation, before anyone knows how long the script
     will run, so it only covers a container waiting for its request: one still running
     may be executing another run's script (of any session on this engine) and is removed
     only once even the longest execution would be over. Left alone, such a container ends
     by itself anyway: its runner stops the script at its deadline, and a waiting one exits
-    when its attach socket closes."""
+    when its attach socket closes. `session`: only that session's containers (a test that
+    moves the clock on must not take other runs' containers on a shared engine)."""
     now = time.time() if now is None else now
     removed = 0
     for container in engine.labelled(LABEL):
+        if session is not None and container.labels.get(LABEL_SESSION) != session:
+            continue
         grace = RUNNING_GRACE_S if container.status == "running" else 0.0
         if _expires(container.labels) + grace < now:
             engine.remove(container.id)

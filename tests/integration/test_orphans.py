@@ -67,8 +67,9 @@ def test_a_killed_run_leaves_nothing_running_and_is_reaped(
         time.sleep(0.5)
     leftovers = _containers(docker_client, session, running_only=False)
     assert leftovers, "expected stopped containers for the reaper"
-    assert engine.reap_orphans(docker_engine, now=time.time()) == 0  # not expired yet
-    assert engine.reap_orphans(docker_engine, now=time.time() + 3600) >= len(leftovers)
+    assert engine.reap_orphans(docker_engine, now=time.time(), session=session) == 0
+    assert engine.reap_orphans(docker_engine, now=time.time() + 3600,
+                               session=session) >= len(leftovers)
     assert _containers(docker_client, session, running_only=False) == []
 
 
@@ -89,7 +90,10 @@ def test_a_running_execution_is_not_reaped_however_long_it_runs(
             time.sleep(0.1)
         time.sleep(1)
         # Long past the idle expiry, still inside the longest allowed execution.
-        assert engine.reap_orphans(docker_engine, now=time.time() + 3000) == 0
+        # This session's only: other runs on a shared engine may have containers of their
+        # own whose (stopped) expiry this clock has passed.
+        assert engine.reap_orphans(docker_engine, now=time.time() + 3000,
+                                   session=sandbox.session) == 0
     finally:
         worker.join(timeout=60)
     assert results and results[0].exit_code == 0 and "start" in results[0].stdout.text
