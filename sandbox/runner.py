@@ -77,8 +77,9 @@ else:
 # request's first line, and on the image as the label org.selfcorrect.protocol, written at
 # build time from this line: a prebuilt image is checked before its first container (issue
 # 16, item 9). Bump it with any change either side of the wire would misread. 3: one number
-# for both kinds of request (REQ was 2, BATCH 1).
-PROTOCOL_VERSION = 3
+# for both kinds of request (REQ was 2, BATCH 1). 4: the egress tunnel's NET frames
+# between STARTED and RESULT, and its frames on stdin (egress_tunnel.py, issue 19).
+PROTOCOL_VERSION = 5
 WORK_DIR = "/work"
 BAKED_FONT_CACHE = "/opt/selfcorrect/matplotlib"
 # A script can leave a million files behind: look at this many at most, and name at most
@@ -101,6 +102,8 @@ DRAIN_GRACE_S = 0.05
 # holds each arch's syscall table, so no number is typed in here (issue 15, item 4). The
 # runner runs with -S, so Debian's python3-seccomp is not on sys.path by itself.
 SECCOMP_PACKAGES = "/usr/lib/python3/dist-packages"
+# Where runner.py and its helper modules are (egress_tunnel.py): -I leaves it off sys.path.
+RUNNER_DIR = os.path.dirname(os.path.abspath(__file__))
 # x86_64 and aarch64 only: any other arch or ABI (i386 by int 0x80, x32, whose numbers mean
 # other syscalls) meets libseccomp's bad-arch action, which is EPERM here.
 FILTER_ARCHES = ("X86_64", "AARCH64")
@@ -130,8 +133,14 @@ def main() -> int:
     _seed_font_cache(os.environ.get("MPLCONFIGDIR"))
     filter_problem = _install_syscall_filter(syscall_filter)
     waiting = None
+    warm_tests = None
     if sys.argv[2:3] == ["--boundary"] and filter_problem is None and os.getuid() == 0:
         waiting = _prestart_candidate()  # its interpreter starts before the request comes
+        if "--warm-tests" in sys.argv[3:]:
+            warm_tests = _Warm.start_tests()  # and the tests', with pytest imported
+    warm = None
+    if sys.argv[2:3] == ["--warm"] and filter_problem is None and os.getuid() != 0:
+        warm = _Warm.start(sys.argv[3])  # imports the task's libraries while we wait
     header, payload = _read_request(stdin, idle_timeout)
     if header is None:
         return 0
@@ -141,7 +150,9 @@ def main() -> int:
         raise SystemExit(f"runner: {filter_problem}; the script was not started")
     if "boundary" in header:
         # The frozen tests and the candidate under two uids (see "The tests' boundary").
-        return _boundary_main(header, payload, stdout, waiting)
+        return _boundary_main(header, payload, stdout, waiting, warm_tests)
+    if warm_tests is not None:
+        warm_tests.discard()
     if waiting is not None:
         _as_uid(CANDIDATE_UID, _kill_the_rest)
     if "batch" in header or os.getuid() == 0:
@@ -150,10 +161,12 @@ def main() -> int:
     inputs = _place_inputs(header, payload)
     if "MPLCONFIGDIR" in header.get("env", {}):
         _seed_font_cache(header["env"]["MPLCONFIGDIR"])
+    if warm is not None and header.get("warm") is not False:
+        warm.wait_ready(min(float(header.get("warm_wait_s", 0)), float(header["deadline_s"])))
     oom_before = _oom_kills()
     stdout.write(b"STARTED\n")
     stdout.flush()
-    report = _run(header)
+    report = _run(header, stdout, warm)
     _kill_everything_else()
     oom_after = _oom_kills()
     report["oom_kills"] = (
@@ -414,22 +427,33 @@ class _Child:
         self.returncode: int | None = None
 
 
-def _run(header: dict) -> dict:
+def _run(header: dict, stdout: BinaryIO, warm: _Warm | None = None) -> dict:
     caps = header["caps"]
     env = dict(os.environ)
     env.update(header.get("env", {}))
+    extra: dict = {}
+    tunnel = _tunnel(header, stdout, extra, env)
     deadline = time.monotonic() + float(header["deadline_s"])
     started = time.monotonic()
+    start: dict = {"start": "cold", "start_note": None, "preloaded": [], "warm_rss_kb": None}
+    if warm is not None:
+        start["preloaded"] = warm.modules
     try:
-        child, out_fd, err_fd = _spawn(header["argv"], env)
+        spawned = warm.hand_over(header, env, start) if warm is not None else None
+        child, out_fd, err_fd = spawned or _spawn(header["argv"], env)
     except (OSError, ValueError) as exc:
+        if tunnel is not None:
+            tunnel.close()
         return {"exit_code": 127, "signal": None, "duration_ms": 0, "inner_timeout": False,
                 "stdout": _Capture(0, 0).as_dict(),
                 "stderr": {"text": f"cannot start {header['argv'][0]}: {exc}\n",
-                           "total_bytes": 0, "truncated": False}}
+                           "total_bytes": 0, "truncated": False}, **start}
     out = _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
     err = _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
-    inner_timeout = _pump(child, {out_fd: out, err_fd: err}, deadline)
+    inner_timeout = _pump(child, {out_fd: out, err_fd: err}, deadline, extra=extra,
+                          writers=tunnel.writers if tunnel is not None else None)
+    if tunnel is not None:
+        tunnel.close()
     duration_ms = int((time.monotonic() - started) * 1000)
     code = child.returncode if child.returncode is not None else -signal.SIGKILL
     return {
@@ -439,7 +463,77 @@ def _run(header: dict) -> dict:
         "inner_timeout": inner_timeout,
         "stdout": out.as_dict(),
         "stderr": err.as_dict(),
+        **start,
+        **({"direct": _read_watch()} if tunnel is not None else {}),
     }
+
+
+# Where netwatch.py (in every interpreter through site) notes the script's attempts to reach
+# the network around the proxy; made only for a run with network, read after the script.
+# The script can write it as well: only its own report, read as untrusted lines, bounded.
+WATCH_FILE = "/tmp/.selfcorrect-netwatch"
+WATCH_MAX_BYTES = 16384
+WATCH_MAX_RECORDS = 20
+WATCH_KINDS = ("connect", "dns", "udp")
+
+
+def _start_watch() -> None:
+    try:
+        fd = os.open(WATCH_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW
+                     | os.O_CLOEXEC, 0o622)
+    except OSError:
+        return  # no file, no records: the run goes on without them
+    try:
+        os.fchmod(fd, 0o622)  # every uid of the run may append (the umask took that away)
+    finally:
+        os.close(fd)
+
+
+def _read_watch() -> list[dict]:
+    """The attempts netwatch.py noted: each host and port once, at most WATCH_MAX_RECORDS."""
+    try:
+        fd = os.open(WATCH_FILE, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return []
+    try:
+        if os.fstat(fd).st_mode & 0o170000 != 0o100000:  # a FIFO or device put in its place
+            return []
+        data = os.read(fd, WATCH_MAX_BYTES)
+    finally:
+        os.close(fd)
+    found: list[dict] = []
+    seen: set = set()
+    for line in data.decode("utf-8", "replace").splitlines():
+        parts = line.split("\t", 2)
+        if (len(parts) != 3 or parts[0] not in WATCH_KINDS or not parts[1].isdigit()
+                or len(parts[1]) > 5 or not parts[2]):
+            continue
+        key = (parts[2][:253], int(parts[1]) if int(parts[1]) < 65536 else 0)
+        if key not in seen:
+            seen.add(key)
+            found.append({"kind": parts[0], "port": key[1], "host": key[0]})
+        if len(found) >= WATCH_MAX_RECORDS:
+            break
+    return found
+
+
+def _tunnel(header: dict, stdout: BinaryIO, watch: dict, env: dict) -> Any:
+    """The egress tunnel (sandbox/egress_tunnel.py) when the request asks for the network,
+    its proxy variables put in the script's environment; None otherwise. Imported only
+    then: a run without network pays nothing for it."""
+    if not header.get("egress"):
+        return None
+    if RUNNER_DIR not in sys.path:
+        sys.path.append(RUNNER_DIR)
+    if TYPE_CHECKING:
+        from sandbox import egress_tunnel
+    else:
+        import egress_tunnel
+
+    tunnel = egress_tunnel.Tunnel(stdout, header["nonce"], watch)
+    env.update(tunnel.environment())
+    _start_watch()
+    return tunnel
 
 
 def _spawn(argv: list[str], env: dict[str, str]) -> tuple[_Child, int, int]:
@@ -469,6 +563,169 @@ def _spawn(argv: list[str], env: dict[str, str]) -> tuple[_Child, int, int]:
     return _Child(pid), out_read, err_read
 
 
+# What the interpreter reads once, at start (or a preloaded library reads at import): a
+# request that sets one of these gets a cold interpreter, which reads its own value.
+WARM_UNSAFE_ENV = ("PYTHON", "MPL", "MATPLOTLIB", "OMP_", "OPENBLAS", "MKL_", "NUMEXPR",
+                   "NUMBA", "LC_", "LANG", "TZ", "PANDAS", "SCIPY", "LD_")
+WARM_SCRIPT = "/opt/selfcorrect/warm.py"
+# The frozen tests' launcher and its interpreter flags (evaluation/junit.py builds the argv).
+TESTS_FLAGS = ["-I", "-S", "-B"]
+TESTS_LAUNCHER = "/opt/selfcorrect/boundary/run_tests.py"
+
+
+class _Warm:
+    """A warm interpreter (sandbox/warm.py) waiting for the script: it imports the task's
+    libraries while the container waits, then becomes the script itself. Spawned exactly as
+    _spawn spawns a cold script, plus two pipes: one byte on `ready` once the imports are
+    done, the request on `request`. `hand_over` gives it the script, or returns None after
+    ending it (the caller then starts the script cold) and says why in `start`."""
+
+    def __init__(self, child: _Child, out_fd: int, err_fd: int, request_fd: int,
+                 ready_fd: int, modules: list[str], control: Any = None) -> None:
+        self.child, self.out_fd, self.err_fd = child, out_fd, err_fd
+        self.request_fd, self.ready_fd, self.modules = request_fd, ready_fd, modules
+        self.said: bytes | None = None
+        self.control = control  # the frozen tests': our end of their control socket
+
+    @classmethod
+    def start_tests(cls) -> _Warm | None:
+        """The frozen tests' interpreter in a boundary container, started as their uid with
+        their launcher's flags and descriptors (as _boundary_main starts it cold, without
+        its folder: that is laid out when the request comes), with pytest and the
+        boundary's plugin imported ("@boundary" in sandbox/warm.py)."""
+        import _socket
+
+        request_read, request_write = os.pipe()
+        ready_read, ready_write = os.pipe()
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        runner_end, tests_end = _socket.socketpair(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        env = _uid_env(dict(os.environ), TESTS_DIR, TESTS_TMP)
+        # Its font cache folder is made with the tests' folder, at the request.
+        env.pop("MPLCONFIGDIR")
+        argv = ["python3", *TESTS_FLAGS, WARM_SCRIPT, "4", "5", "@boundary"]
+        try:
+            pid = _spawn_as(TESTS_UID, argv, env, SHARED_DIR,
+                            {1: out_write, 2: err_write, CONTROL_FD: tests_end.fileno(),
+                             4: request_read, 5: ready_write})
+        except (OSError, SystemExit):
+            for fd in (request_write, ready_read, out_read, err_read):
+                os.close(fd)
+            runner_end.close()
+            return None
+        finally:
+            for fd in (request_read, ready_write, out_write, err_write):
+                os.close(fd)
+            tests_end.close()
+        return cls(_Child(pid), out_read, err_read, request_write, ready_read, ["pytest"],
+                   control=runner_end)
+
+    @classmethod
+    def start(cls, modules: str) -> _Warm | None:
+        names = [name for name in modules.split(",") if name]
+        request_read, request_write = os.pipe()
+        ready_read, ready_write = os.pipe()
+        try:
+            # Inheritable only for this spawn: the script it becomes closes both before it
+            # runs a line, and no other process ever gets them.
+            os.set_inheritable(request_read, True)
+            os.set_inheritable(ready_write, True)
+            child, out_fd, err_fd = _spawn(
+                ["python3", WARM_SCRIPT, str(request_read), str(ready_write), ",".join(names)],
+                dict(os.environ))
+        except OSError:
+            for fd in (request_read, request_write, ready_read, ready_write):
+                os.close(fd)
+            return None
+        os.close(request_read)
+        os.close(ready_write)
+        return cls(child, out_fd, err_fd, request_write, ready_read, names)
+
+    def hand_over(self, header: dict, env: dict, start: dict, cwd: str = WORK_DIR,
+                  refusal: str | None = None) -> Any:
+        refusal = refusal or self._refusal(header)
+        if refusal is None:
+            start["warm_rss_kb"] = _rss_kb(self.child.pid)
+            body = _to_json({"argv": header["argv"], "env": env, "cwd": cwd})
+            try:
+                data = body.encode("utf-8", "surrogateescape")
+                while data:
+                    data = data[os.write(self.request_fd, data):]
+            except (OSError, UnicodeError):
+                refusal = "the warm interpreter could not take the request"
+            else:
+                os.close(self.request_fd)
+                os.close(self.ready_fd)
+                start["start"] = "warm"
+                return self.child, self.out_fd, self.err_fd
+        start["start_note"] = refusal
+        self.discard()
+        return None
+
+    def _refusal(self, header: dict) -> str | None:
+        """Why this request must start cold, or None."""
+        if header.get("warm") is False:
+            return "the contract asks for a cold interpreter (warm: false)"
+        argv = header["argv"]
+        if self.control is not None:
+            if argv[:len(TESTS_FLAGS) + 2] != ["python3", *TESTS_FLAGS, TESTS_LAUNCHER]:
+                return "the command is not the boundary's test launcher"
+        else:
+            script = argv[2:3] if argv[1:2] == ["--"] else argv[1:2]
+            if argv[0] != "python3" or not script or script[0].startswith("-"):
+                return "the command is not `python3 SCRIPT`"
+        unsafe = sorted(key for key in header.get("env", {}) if key.startswith(WARM_UNSAFE_ENV))
+        if unsafe:
+            return f"the request sets {unsafe[0]}, which is read when an interpreter starts"
+        said = self.wait_ready(0)
+        if said is None:
+            return ("the warm interpreter was still importing "
+                    f"{', '.join(self.modules)} when the request came")
+        if said == b"N":
+            return ("importing the preloaded modules printed output, which the script's "
+                    "own imports would print")
+        if said != b"R":
+            return "the warm interpreter ended while importing (out of memory?)"
+        return None
+
+    def wait_ready(self, timeout_s: float) -> bytes | None:
+        """The warm interpreter's word once its imports are done (b"R" ready, b"N" printed
+        something, b"" died), waiting up to `timeout_s` for it; None if it has not come.
+        Waiting costs at most what the script's own imports of the same modules would."""
+        if self.said is None and select.select([self.ready_fd], [], [], timeout_s)[0]:
+            self.said = os.read(self.ready_fd, 1)
+        return self.said
+
+    def discard(self) -> None:
+        """End the warm interpreter: the script starts cold in a process of its own."""
+        try:  # noqa: SIM105 - contextlib is one more import on a cold start's path
+            os.kill(self.child.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        if self.control is not None:
+            self.control.close()
+        for fd in (self.out_fd, self.err_fd, self.request_fd, self.ready_fd):
+            try:
+                os.close(fd)
+            except OSError:
+                continue
+        try:  # noqa: SIM105
+            os.waitpid(self.child.pid, 0)
+        except ChildProcessError:
+            pass
+
+
+def _rss_kb(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as handle:
+            for line in handle:
+                if line.startswith("VmRSS:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+    return None
+
+
 def _find_program(name: str, search_path: str) -> str:
     """The executable for argv[0], looked up in the script's PATH (not ours), as exec does."""
     if "/" in name:
@@ -495,14 +752,16 @@ def _prefer_for_oom_kill(pid: int) -> None:
 
 def _pump(child: _Child, captures: dict, deadline: float,
           kill: Callable[[], Any] | None = None, poll_s: float = 0.02,
-          extra: Any = None) -> bool:
+          extra: Any = None, writers: Callable[[], dict] | None = None) -> bool:
     """Copy both pipes into their captures until the child is gone and the pipes are closed
     (or the grace after its exit runs out). True when the inner deadline struck first.
     Every wait is bounded: a script that closes its output and sleeps still meets the
     deadline. `kill` ends everything the script started, and `poll_s` is how long to wait
     for its exit status once its output has closed (batch mode passes its own of both).
     `extra` maps more descriptors to a handler called when one is readable (False: stop
-    watching it); they never hold the loop open (the boundary's control socket)."""
+    watching it); they never hold the loop open (the boundary's control socket, the egress
+    tunnel's sockets). `writers()` maps descriptors waiting to be written to their handler
+    (the tunnel's bytes for a script that has not read them yet)."""
     kill = kill or _kill_everything_else
     extra = extra if extra is not None else {}
     open_fds = set(captures)
@@ -524,16 +783,22 @@ def _pump(child: _Child, captures: dict, deadline: float,
             kill()
             exited_at = exited_at or now
         watched = [*open_fds, *extra]
-        if watched:
-            ready = select.select(watched, [], [], 0.05 if open_fds else poll_s)[0]
+        wanted = writers() if writers is not None else {}
+        if watched or wanted:
+            ready, writable, _ = select.select(watched, list(wanted), [],
+                                               0.05 if open_fds else poll_s)
         else:
-            ready = []
+            ready, writable = [], []
             time.sleep(poll_s)
+        for fd in writable:
+            wanted[fd](fd)
         for fd in ready:
             if fd in extra:
                 if not extra[fd](fd):
-                    del extra[fd]
+                    extra.pop(fd, None)
                 continue
+            if fd not in open_fds:
+                continue  # a handler above closed it (and the number may be reused)
             data = os.read(fd, 65536)
             if data:
                 captures[fd].feed(data)
@@ -1458,8 +1723,8 @@ CONTROL_FD = 3
 RESERVE_MIN_S, RESERVE_MAX_S, RESERVE_SHARE = 0.5, 5.0, 0.15
 
 
-def _boundary_main(header: dict, payload: bytes, stdout: BinaryIO, waiting: Any = None
-                   ) -> int:
+def _boundary_main(header: dict, payload: bytes, stdout: BinaryIO, waiting: Any = None,
+                   warm_tests: _Warm | None = None) -> int:
     import _socket
 
     if os.getuid() != 0:
@@ -1480,6 +1745,8 @@ def _boundary_main(header: dict, payload: bytes, stdout: BinaryIO, waiting: Any 
     links = [(name, data if _importable(name) else None) for name, data, _ in shared]
     env = dict(os.environ)
     env.update(header.get("env", {}))
+    extra: dict = {}
+    tunnel = _tunnel(header, stdout, extra, env)
     deadline_s = float(header["deadline_s"])
     started = time.monotonic()
     deadline = started + deadline_s
@@ -1498,19 +1765,37 @@ def _boundary_main(header: dict, payload: bytes, stdout: BinaryIO, waiting: Any 
     outs = {name: _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
             for name in ("out", "err", "candidate")}
     oom_before = _oom_kills()
-    test_out, test_err = os.pipe(), os.pipe()
     own = [(name, data, mode) for name, data, mode in files if name in tests]
-    try:
-        # The tests' folder exists before any candidate process does (one could make it
-        # first, in the sticky /work): pytest's own child lays it out, then we go on.
-        pid = _spawn_as(TESTS_UID, header["argv"], tests_env, SHARED_DIR,
-                        {1: test_out[1], 2: test_err[1], CONTROL_FD: tests_end.fileno()},
-                        layout=(TESTS_DIR, [*own, (SOURCE_COPY, source, 0o600)], links,
-                                TESTS_TMP))
-    finally:
-        for fd in (test_out[1], test_err[1]):
-            os.close(fd)
+    layout = (TESTS_DIR, [*own, (SOURCE_COPY, source, 0o600)], links, TESTS_TMP)
+    start: dict = {"start": "cold", "start_note": None, "preloaded": [], "warm_rss_kb": None}
+    spawned = None
+    if warm_tests is not None:
+        start["preloaded"] = warm_tests.modules
+        if header.get("warm") is not False:
+            warm_tests.wait_ready(min(float(header.get("warm_wait_s", 0)), deadline_s))
+        refusal = warm_tests._refusal(header)
+        if refusal is None and _as_uid(TESTS_UID, lambda: _lay_out_tests(layout, tests_env)):
+            raise SystemExit(f"runner: could not lay out {TESTS_DIR}; nothing was started")
+        spawned = warm_tests.hand_over(header, tests_env, start, SHARED_DIR, refusal)
+    if spawned is not None and warm_tests is not None:
+        # The warm tests' interpreter had its descriptors from the start: it becomes the
+        # launcher in the folder just laid out (as the tests' uid, like the cold one would).
+        runner_end.close()
+        runner_end = warm_tests.control
         tests_end.close()
+        pid, test_out, test_err = spawned[0].pid, (spawned[1], -1), (spawned[2], -1)
+    else:
+        test_out, test_err = os.pipe(), os.pipe()
+        try:
+            # The tests' folder exists before any candidate process does (one could make it
+            # first, in the sticky /work): pytest's own child lays it out, then we go on.
+            pid = _spawn_as(TESTS_UID, header["argv"], tests_env, SHARED_DIR,
+                            {1: test_out[1], 2: test_err[1], CONTROL_FD: tests_end.fileno()},
+                            layout=layout)
+        finally:
+            for fd in (test_out[1], test_err[1]):
+                os.close(fd)
+            tests_end.close()
     if candidates.pid is not None:
         candidates.hand_over_module()  # the waiting process gets the module, pytest started
     elif spec.get("eager"):
@@ -1523,10 +1808,13 @@ def _boundary_main(header: dict, payload: bytes, stdout: BinaryIO, waiting: Any 
         candidates.end()
 
     child = _Child(pid)
+    extra.update({runner_end.fileno(): lambda fd: candidates.on_control(runner_end),
+                  out_read: lambda fd: _drain(fd, outs["candidate"])})
     inner_timeout = _pump(child, {test_out[0]: outs["out"], test_err[0]: outs["err"]},
-                          deadline, kill=kill_all,
-                          extra={runner_end.fileno(): lambda fd: candidates.on_control(
-                              runner_end), out_read: lambda fd: _drain(fd, outs["candidate"])})
+                          deadline, kill=kill_all, extra=extra,
+                          writers=tunnel.writers if tunnel is not None else None)
+    if tunnel is not None:
+        tunnel.close()
     duration_ms = int((time.monotonic() - started) * 1000)
     runner_end.close()
     # pytest has ended: one helper per uid ends what is left of it, the tests' one also
@@ -1555,6 +1843,8 @@ def _boundary_main(header: dict, payload: bytes, stdout: BinaryIO, waiting: Any 
         "stderr": err,
         "oom_kills": None if oom_before is None or oom_after is None else oom_after - oom_before,
         "candidate_restarts": max(0, candidates.started - 1),
+        **start,
+        **({"direct": _read_watch()} if tunnel is not None else {}),
     }
     inputs = {name: data for name, data, _ in own}
     members, rejected, left_out, unchanged = _select_artifacts(
@@ -1563,6 +1853,13 @@ def _boundary_main(header: dict, payload: bytes, stdout: BinaryIO, waiting: Any 
                    "replaced_inputs": _replaced(placed)})
     _send_result(stdout, header["nonce"], report, members)
     return 0
+
+
+def _lay_out_tests(layout: tuple, env: dict) -> None:
+    """As the tests' uid, for their warm interpreter: what _spawn_as's child does before it
+    execs a cold one (their folder, files and /tmp folder, then the font cache)."""
+    _make_private(*layout)
+    _seed_font_cache(env.get("MPLCONFIGDIR"))
 
 
 def _boundary_folders() -> None:

@@ -26,3 +26,14 @@ GENERATIONS: tuple[str, ...] = get_args(Generation)
 
 # The longest a script may run (seconds): the contract's ceiling and the sandbox's.
 MAX_TIMEOUT_S = 3600.0
+
+# What drives the loop's steps (issue 23): `plain`, loop/orchestrator.py's own loop, or
+# `langgraph`, the same step functions as the nodes of a LangGraph StateGraph, whose SQLite
+# checkpoints let an interrupted run resume (the `langgraph` extra).
+Orchestrator = Literal["plain", "langgraph"]
+ORCHESTRATORS: tuple[str, ...] = get_args(Orchestrator)
+
+# `--mlflow` alone: a SQLite store in the current folder, where `mlflow ui` looks first.
+# (MLflow's file store, ./mlruns, is in maintenance mode: MLflow refuses to write to one
+# unless MLFLOW_ALLOW_FILE_STORE=true.)
+DEFAULT_MLFLOW_STORE = "mlflow.db"

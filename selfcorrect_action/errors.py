@@ -1,6 +1,7 @@
 """The expected-failure exceptions. One top-level handler (cli.main) maps them to exit codes.
 
-Anything else that escapes is a bug in selfcorrect and crashes with a traceback.
+Anything else that escapes is a bug in selfcorrect: cli.main's last resort (crash.py)
+prints one line, writes the redacted traceback to a file and exits 3.
 """
 
 from __future__ import annotations

@@ -327,9 +327,15 @@ def user_contract_fields(spec: TaskSpec) -> set[str]:
 def dump_spec(spec: TaskSpec) -> str:
     """The spec as YAML with only the fields that were set, so loading it back gives the
     same spec and the same `user_contract_fields`."""
-    data = spec.model_dump(mode="json", exclude_unset=True)
-    if "\n" in data["prompt"]:
-        data["prompt"] = LiteralScalarString(data["prompt"] + "\n")
+    return spec_yaml(spec.model_dump(mode="json", exclude_unset=True))
+
+
+def spec_yaml(data: dict[str, Any]) -> str:
+    """A spec's fields as the YAML a person would write (a prompt of many lines as a block),
+    for load_spec_text to check with located problems."""
+    data = dict(data)
+    if "\n" in str(data.get("prompt", "")):
+        data["prompt"] = LiteralScalarString(str(data["prompt"]) + "\n")
     yaml = YAML(typ="rt")
     yaml.default_flow_style = False
     out = StringIO()

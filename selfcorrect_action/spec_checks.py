@@ -72,7 +72,7 @@ def _repair_conflicts(spec: TaskSpec) -> list[Conflict]:
         conflicts.append(Conflict(
             ("contract", "network"), "a repair's tests run without network: dependencies are "
             "installed when the sandbox image is built (`requirements:`)",
-            "remove `network: open`; list what the tests need in a requirements file"))
+            "remove `network:`; list what the tests need in a requirements file"))
     if not spec.files:
         conflicts.append(Conflict(
             ("kind",), "kind repair needs `files:`, the globs of the files it may rewrite",

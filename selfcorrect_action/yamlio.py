@@ -270,7 +270,9 @@ def describe_errors(
     """
     problems = []
     for error in exc.errors(include_url=False):
-        loc = tuple(error["loc"])
+        # A tagged union's tag, "(a mapping)", is pydantic's, not a field the user wrote.
+        loc = tuple(part for part in error["loc"]
+                    if not (isinstance(part, str) and part.startswith("(")))
         line, col = locate(data, loc)
         dotted = ".".join(str(part) for part in (*prefix, *loc)) or "(top level)"
         message = _message(error)

@@ -84,8 +84,7 @@ def sandbox(docker_engine: DockerEngine, docker_client: docker.DockerClient,
     with box:
         yield box
     leftovers = docker_client.containers.list(
-        all=True, filters={"label": f"{LABEL_SESSION}={box.session}"}
-    )
+        all=True, filters={"label": f"{LABEL_SESSION}={box.session}"}, ignore_removed=True)
     assert leftovers == [], f"containers left behind: {[c.short_id for c in leftovers]}"
 
 
@@ -94,9 +93,11 @@ def _no_real_home(
     monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """Tests never read or write the real home directory (nor the data folder the run
-    history defaults to, which XDG_DATA_HOME or SELFCORRECT_HISTORY could move out of it)."""
+    history defaults to, which XDG_DATA_HOME or SELFCORRECT_HISTORY could move out of it),
+    nor a tracking store MLflow's variables name."""
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
-    for name in ("XDG_DATA_HOME", "SELFCORRECT_HISTORY"):
+    for name in ("XDG_DATA_HOME", "SELFCORRECT_HISTORY", "MLFLOW_TRACKING_URI",
+                 "MLFLOW_EXPERIMENT_NAME", "MLFLOW_EXPERIMENT_ID"):
         monkeypatch.delenv(name, raising=False)
 
 

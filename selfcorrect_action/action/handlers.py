@@ -19,6 +19,7 @@ from selfcorrect_action.action.specs import (
 )
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.task_run import TaskOutcome, run_task
+from selfcorrect_action.crash import ACTION_CRASH_DIR
 from selfcorrect_action.errors import SelfcorrectError, SpecError, UsageError
 from selfcorrect_action.github.check_runs import CheckResult, guarded, write_check_run
 from selfcorrect_action.github.events import (
@@ -329,11 +330,15 @@ def _run_all(tasks: list[Task], env: ActionEnv) -> int:
             code = max(code, exc.exit_code)
             continue
         except Exception as exc:
-            # Our bug: it still crashes (with its traceback in the log), but the issue says
-            # so first instead of showing a run that went silent.
+            # Our bug: the issue says so first instead of showing a run that went silent,
+            # then it propagates to cli.main's last resort (crash.py), which prints one line
+            # (no traceback in a log that is often public), writes the redacted traceback
+            # to .selfcorrect/runs/crash-*.log and exits 3.
             reporting.task_failed(env, task, SelfcorrectError(
                 f"an internal error ({type(exc).__name__}) stopped the run",
-                hint="this is a bug in selfcorrect: please report it with the job's log"),
+                hint="this is a bug in selfcorrect: please report it with the crash log the "
+                     f"job's log names ({ACTION_CRASH_DIR}/crash-*.log, in the job's "
+                     "uploaded artifacts)"),
                 report_marker(f"run={env.context.run_key} task={task.branch}"))
             raise
         outcomes.append(outcome)

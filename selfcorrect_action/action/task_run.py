@@ -34,6 +34,9 @@ from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.pipeline import Connections, Finished
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import (
+    ENV_MLFLOW,
+    ENV_MLFLOW_EXPERIMENT,
+    ENV_MLFLOW_TRACES,
     SETTING,
     Given,
     Resolved,
@@ -195,7 +198,14 @@ def resolve_task_settings(task: Task, inputs: ActionInputs, environ: Mapping[str
     }
     given |= {name: Given(value, f"input {SETTING[name].action_input}")
               for name, value in inputs.run_settings().items() if value is not None}
-    return resolve(environ, given)
+    # The action has no MLflow tracking (its image leaves the mlflow extra out, and nothing
+    # would keep the store): a job that sets MLFLOW_TRACKING_URI for its own steps must not
+    # make the action refuse to run.
+    return resolve({name: value for name, value in environ.items()
+                    if name not in ACTION_IGNORES}, given)
+
+
+ACTION_IGNORES = (ENV_MLFLOW, ENV_MLFLOW_EXPERIMENT, ENV_MLFLOW_TRACES)
 
 
 def _with_budget_caps(loaded: LoadedSpec, inputs: ActionInputs) -> LoadedSpec:

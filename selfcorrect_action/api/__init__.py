@@ -31,6 +31,7 @@ from selfcorrect_action.api.run import (
 )
 from selfcorrect_action.api.tasks import (
     prompt_name,
+    repair_spec,
     spec_from_file,
     spec_from_prompt,
     spec_from_text,
@@ -48,6 +49,7 @@ __all__ = [
     "exec_script",
     "prepare_task",
     "prompt_name",
+    "repair_spec",
     "run_prepared",
     "run_settings",
     "run_task",

@@ -23,6 +23,7 @@ from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.stoppable import StoppableExecutor
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.sandbox.egress.policy import secret_values, settings_from_environ
 from selfcorrect_action.sandbox.image import ensure_image
 from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, Limits, script_argv
 from selfcorrect_action.waiting import announced_wait
@@ -48,15 +49,16 @@ def exec_script(
     `artifacts_dir` (kept) or to a temporary folder (gone afterwards). A cancel kills the
     script and raises Interrupted."""
     environ = os.environ if environ is None else environ
-    secrets = secrets_from_env(environ)
-    say = _redacting(on_progress, secrets)
     contract = with_timeout(contract or ExecutionContract(), timeout_s)
+    # A credential's value is redacted wherever it is shown, whatever its variable's name.
+    secrets = [*secrets_from_env(environ), *secret_values(contract.network, environ)]
+    say = _redacting(on_progress, secrets)
     request = build_request(script, inputs, contract, runtime)
     name = request.files[0].path
     with contextlib.closing(engine.connect(environ)) as client:
         image = ensure_image(client, progress=say)
         with tempfile.TemporaryDirectory(prefix="selfcorrect-") as scratch, \
-                Sandbox(client, image) as sandbox:
+                Sandbox(client, image, egress=settings_from_environ(environ)) as sandbox:
             target = artifacts_dir or Path(scratch) / "artifacts"
             say(f"running {name} in a fresh sandbox ({runtime}, timeout "
                 f"{contract.timeout_s:g} s)")
@@ -85,10 +87,11 @@ def build_request(script: Path | InputFile, inputs: Sequence[Path | InputFile],
             f"two files would land at the same place in the work dir: {', '.join(duplicates)}",
             hint="rename one of them; inputs are placed by file name",
         )
-    limits = Limits(memory_mb=contract.memory_mb, network=contract.network)
+    limits = Limits(memory_mb=contract.memory_mb)
     return ExecutionRequest(
         argv=script_argv(files[0].path), files=files, timeout_s=contract.timeout_s,
-        limits=limits, runtime=runtime, artifact_paths=[a.path for a in contract.artifacts],
+        limits=limits, runtime=runtime, network=contract.network,
+        artifact_paths=[a.path for a in contract.artifacts], warm=contract.warm,
     )
 
 

@@ -14,6 +14,7 @@ from selfcorrect_action.loop.state import Status
 from selfcorrect_action.redact import redact_data
 from selfcorrect_action.report.view import cautions
 from selfcorrect_action.runs.publish import FolderRun
+from selfcorrect_action.sandbox.egress.records import NetworkLog
 from selfcorrect_action.sandbox.models import ArtifactRecord, ExecutionResult
 from selfcorrect_action.taxonomy import Category, Check, Layer, Verdict
 
@@ -52,15 +53,29 @@ class RunResult(_Result):
     cautions: list[str] = Field(default_factory=list)
     history: str | None = Field(default=None, description="the run history the run was "
                                 "recorded in (`selfcorrect view RUN_ID` shows it), if any")
+    # kind repair: what the fix changed, and where it went.
+    changed_files: list[str] = Field(default_factory=list, description="a passing repair's "
+                                     "changed files as written: in the output folder at their "
+                                     "repository paths, or in the repository when applied")
+    diff: str | None = Field(default=None, description="a passing repair's unified diff "
+                             "against the repository as it was")
+    diff_path: str | None = Field(default=None, description="where that diff was written")
+    applied: bool = Field(default=False, description="the repair was written into the "
+                          "repository (apply)")
+    not_applied: str | None = Field(default=None, description="why apply wrote nothing into "
+                                    "the repository (work there changed since the run read "
+                                    "it); the files are in the output folder instead")
 
 
 def run_result(done: FolderRun, *, secrets: Sequence[str]) -> RunResult:
     state, paths, written = done.outcome.state, done.outcome.report_paths, done.written
     usage = state.usage
     passed = state.status is Status.PASSED and written.script is not None
+    repair = done.repair
+    fixed = repair is not None and repair.diff is not None and state.last is not None
     data = {
         "run_id": state.run_id, "status": state.status.value,
-        "stop_reason": state.stop_reason, "exit_code": done.outcome.exit_code,
+        "stop_reason": state.stop_reason, "exit_code": done.exit_code,
         "interrupted_by": state.interrupted_by, "attempts": len(state.attempts),
         "tokens": usage.tokens,
         "cost_usd": round(usage.cost_usd, 6) if usage.cost_known else None,
@@ -72,6 +87,11 @@ def run_result(done: FolderRun, *, secrets: Sequence[str]) -> RunResult:
         "summary_md": done.outcome.reports.summary_md,
         "stale": [str(path) for path in written.stale], "cautions": cautions(state),
         "history": str(done.outcome.history) if done.outcome.history else None,
+        "changed_files": [str(path) for path in repair.files] if repair else [],
+        "diff": state.last.diff if fixed and state.last is not None else None,
+        "diff_path": str(repair.diff) if repair and repair.diff else None,
+        "applied": bool(repair and repair.applied),
+        "not_applied": (repair.refused or None) if repair else None,
     }
     return RunResult.model_validate(redact_data(data, secrets=secrets, keep=_STATUS_WORDS))
 
@@ -108,6 +128,8 @@ class ExecResult(_Result):
     checks: list[Check]
     sandbox_note: str | None
     artifact_note: str | None
+    # The egress proxy's connection log (issue 19); None when the contract had no network.
+    network: NetworkLog | None = None
 
 
 def exec_result(result: ExecutionResult, verdict: Verdict, *, secrets: Sequence[str]
@@ -132,6 +154,7 @@ def exec_result(result: ExecutionResult, verdict: Verdict, *, secrets: Sequence[
         "checks": [check.model_dump() for check in verdict.checks],
         "sandbox_note": result.sandbox_note,
         "artifact_note": result.artifact_note,
+        "network": result.network.model_dump(mode="json") if result.network else None,
     }
     keep = {verdict.failed_layer or "", category or ""}
     return ExecResult.model_validate(redact_data(data, secrets=secrets, keep=keep))

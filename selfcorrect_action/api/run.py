@@ -27,6 +27,7 @@ from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.publish import run_to_folder
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
+from selfcorrect_action.sandbox.egress.policy import secret_values
 
 OnEvent = Callable[[str, str], None]  # (step, message), redacted: what the CLI prints
 
@@ -59,23 +60,29 @@ def prepare_task(task: Task, *, settings: RunSettings, root: Path | None = None,
     problem raises here, as SpecError or UsageError, before anything is spent."""
     environ = os.environ if environ is None else environ
     loaded = load_task(task, root=root)
-    return PreparedTask(pipeline.prepare(loaded, settings, environ=environ,
-                                         secrets=secrets_from_env(environ)))
+    secrets = [*secrets_from_env(environ),
+               *secret_values(loaded.spec.contract.network, environ)]
+    return PreparedTask(pipeline.prepare(loaded, settings, environ=environ, secrets=secrets))
 
 
 def run_prepared(prepared: PreparedTask, *, out_dir: Path,
                  environ: Mapping[str, str] | None = None, on_event: OnEvent | None = None,
-                 cancel: CancelToken | None = None) -> RunResult:
-    """Run it, its reports and (if it passed) its script written to `out_dir`. A cancel
-    ends it at once, the reports written, with `interrupted_by="cancelled"` (exit code 130)
-    in the result rather than raised."""
+                 cancel: CancelToken | None = None, apply: bool = False) -> RunResult:
+    """Run it, its reports and (if it passed) its script written to `out_dir`; a repair's
+    diff and changed files there too, or with `apply` its changed files into the
+    repository (refused, into `out_dir` instead, where work there changed meanwhile). A
+    cancel ends it at once, the reports written, with `interrupted_by="cancelled"` (exit
+    code 130) in the result rather than raised."""
     environ = os.environ if environ is None else environ
-    secrets = secrets_from_env(environ)
+    # A credential's value is redacted wherever it is shown, whatever its variable's name.
+    secrets = [*secrets_from_env(environ),
+               *secret_values(prepared.run.state.contract.network, environ)]
     # started_at is when it runs, not when it was prepared (a queued run waits).
     run = evolve(prepared.run.state, {"started_at": utc_now()})
     events = RunEvents(on_event=_redacting(on_event, secrets))
     done = run_to_folder(dataclasses.replace(prepared.run, state=run), out_dir,
-                         environ=environ, secrets=secrets, events=events, cancel=cancel)
+                         environ=environ, secrets=secrets, events=events, cancel=cancel,
+                         apply=apply)
     return run_result(done, secrets=secrets)
 
 
@@ -83,11 +90,13 @@ def run_task(task: Task, *, root: Path | None = None, out_dir: Path | None = Non
              settings: RunSettings | None = None, model: str | None = None,
              replay: Path | None = None, runtime: Runtime | None = None,
              environ: Mapping[str, str] | None = None, on_event: OnEvent | None = None,
-             cancel: CancelToken | None = None) -> RunResult:
+             cancel: CancelToken | None = None, apply: bool = False) -> RunResult:
     """Turn `task` into a script shown to work: a prompt (str), a spec file (Path) or a
-    spec loaded already (`spec_from_text`). Tests and inputs a spec names are relative to
-    `root`. The reports and the passing script go to `out_dir` (default: out/<name>, as
-    `selfcorrect run`). `settings`, or `model`/`replay`/`runtime` over the environment's."""
+    spec loaded already (`spec_from_text`, `repair_spec`). Tests and inputs a spec names
+    are relative to `root` (a repair's repository). The reports and the passing script go
+    to `out_dir` (default: out/<name>, as `selfcorrect run`); a repair's diff and changed
+    files too, or with `apply` into the repository. `settings`, or
+    `model`/`replay`/`runtime` over the environment's."""
     if settings is not None and (model or replay or runtime):
         raise UsageError("give either settings or model/replay/runtime, not both",
                          hint="put them in the settings: run_settings(model=...)")
@@ -97,7 +106,7 @@ def run_task(task: Task, *, root: Path | None = None, out_dir: Path | None = Non
     assert prepared.run.loaded is not None
     folder = writable_folder(out_dir or default_out_dir(prepared.run.loaded), "out_dir")
     return run_prepared(prepared, out_dir=folder, environ=environ, on_event=on_event,
-                        cancel=cancel)
+                        cancel=cancel, apply=apply)
 
 
 def _redacting(on_event: OnEvent | None, secrets: list[str]) -> OnEvent:

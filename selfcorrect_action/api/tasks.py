@@ -15,7 +15,9 @@ sales.csv as a bar chart" runs as `scripts/plot_monthly_sales_from_sales_csv.py`
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.spec import (
@@ -25,6 +27,7 @@ from selfcorrect_action.spec import (
     dump_spec,
     load_spec,
     load_spec_text,
+    spec_yaml,
 )
 
 PROMPT_SOURCE = "--prompt"
@@ -63,6 +66,31 @@ def spec_from_prompt(prompt: str, *, root: Path | None = None,
                          hint="describe the task, e.g. --prompt \"Print the first 10 primes\"")
     text = dump_spec(TaskSpec(prompt=prompt))
     return load_spec_text(text, source, root=root, name=f"{prompt_name(prompt)}.yml")
+
+
+def repair_spec(repository: Path, prompt: str, files: Sequence[str], *,
+                test_command: str | Sequence[str] | None = None,
+                failing_tests: Sequence[str] = (), requirements: str | None = None,
+                review: bool = True, budget: Mapping[str, Any] | None = None,
+                source: str = "repair") -> LoadedSpec:
+    """A kind repair task on `repository` (its root): `files` are the globs the model may
+    rewrite, `test_command` runs the repository's tests in the sandbox (default `python -m
+    pytest -q`), `failing_tests` the node ids that must pass (default: those failing
+    before), `budget` as a spec's (patch_attempts, rethink_attempts, tokens, cost_usd).
+    Checked as a spec file is, every problem located in `source`."""
+    data: dict[str, Any] = {"kind": "repair", "prompt": prompt, "files": list(files)}
+    if test_command is not None:
+        data["test_command"] = test_command if isinstance(test_command, str) \
+            else list(test_command)
+    if failing_tests:
+        data["failing_tests"] = list(failing_tests)
+    if requirements is not None:
+        data["requirements"] = requirements
+    if not review:
+        data["review"] = False
+    if budget:
+        data["budget"] = dict(budget)
+    return load_spec_text(spec_yaml(data), source, root=repository, name=f"{source}.yml")
 
 
 def prompt_name(prompt: str) -> str:

@@ -17,13 +17,13 @@ import math
 import shutil
 import tempfile
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.scoring import LIMITS, Score, judge, tests_request
+from selfcorrect_action.bench.threads import in_parallel
 from selfcorrect_action.choices import Runtime
 from selfcorrect_action.evaluation.junit import pytest_argv
 from selfcorrect_action.sandbox.batch import BatchSandbox
@@ -52,13 +52,14 @@ OnScore = Callable[[Candidate, Score, ExecutionResult], None]
 
 
 def score_all(candidates: Sequence[Candidate], *, engine: Engine, image: str,
-              isolation: Isolation, runtime: Runtime, workers: int, on_score: OnScore) -> None:
+              isolation: Isolation, runtime: Runtime, workers: int, on_score: OnScore,
+              warm: bool = True) -> None:
     if not candidates:
         return
     scratch = Path(tempfile.mkdtemp(prefix="selfcorrect-bench-"))
     try:
         if isolation == "strict":
-            _strict(candidates, engine, image, runtime, workers, on_score, scratch)
+            _strict(candidates, engine, image, runtime, workers, on_score, scratch, warm)
         else:
             _batch(candidates, engine, image, runtime, workers, on_score, scratch)
     finally:
@@ -72,10 +73,12 @@ def preloads() -> list[str]:
 
 
 def _strict(candidates: Sequence[Candidate], engine: Engine, image: str, runtime: Runtime,
-            workers: int, on_score: OnScore, scratch: Path) -> None:
+            workers: int, on_score: OnScore, scratch: Path, warm: bool = True) -> None:
     requests = {candidate.key: _request(candidate, runtime, candidate.isolation)
                 for candidate in candidates}
-    with Sandbox(engine, image, pool_size=workers, max_workers=workers + 2) as box:
+    # Back to back: the next container starts as one is taken, its imports beside a run.
+    with Sandbox(engine, image, pool_size=workers, max_workers=workers + 2,
+                 warm=warm, refill="on_take") as box:
         for boundary in {request.boundary is not None for request in requests.values()}:
             box.warm(LIMITS, runtime, boundary=boundary)
 
@@ -85,7 +88,7 @@ def _strict(candidates: Sequence[Candidate], engine: Engine, image: str, runtime
             on_score(candidate, judge(candidate.problem, result), result)
             shutil.rmtree(folder, ignore_errors=True)
 
-        _in_parallel(one, candidates, workers)
+        in_parallel(one, candidates, workers)
 
 
 def _batch(candidates: Sequence[Candidate], engine: Engine, image: str, runtime: Runtime,
@@ -109,20 +112,7 @@ def _batch(candidates: Sequence[Candidate], engine: Engine, image: str, runtime:
 
             box.run_batch([requests[c.key] for c in chunk], folders, on_result=heard)
 
-        _in_parallel(one, chunks, workers)
-
-
-def _in_parallel(work: Callable[[Candidate], None] | Callable[[list[Candidate]], None],
-                 items: Sequence[object], workers: int) -> None:
-    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="bench") as pool:
-        futures = [pool.submit(work, item) for item in items]  # type: ignore[arg-type]
-        try:
-            for future in as_completed(futures):
-                future.result()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise
+        in_parallel(one, chunks, workers)
 
 
 def _request(candidate: Candidate, runtime: Runtime, isolation: TestIsolation

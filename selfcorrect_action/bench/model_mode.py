@@ -15,8 +15,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +24,23 @@ from selfcorrect_action.bench.context import BenchContext
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.bench.scoring import LIMITS, judge, tests_request
 from selfcorrect_action.bench.tasks import initial_state, task_spec
+from selfcorrect_action.bench.threads import in_parallel
 from selfcorrect_action.errors import SelfcorrectError, UsageError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ModelTiers
 from selfcorrect_action.loop.codeblock import extract_code
 from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.records import evolve
 from selfcorrect_action.runs import pipeline
+from selfcorrect_action.runs.model_fit import fitted
 from selfcorrect_action.runs.pipeline import Connections, PreparedRun, RunOutcome
-from selfcorrect_action.runs.session import detected, llm_client
+from selfcorrect_action.runs.session import detected, llm_client, recorded_fit
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.templating import render
 
 RECORDINGS = "recordings"
 RUNS = "runs"  # each problem's loop: run.json and AUDIT.md
+BENCH_EXPERIMENT = "selfcorrect-bench"  # the MLflow experiment, unless one is given
 
 
 def recording_name(problem: Problem) -> str:
@@ -95,12 +97,12 @@ def run_model(ctx: BenchContext) -> str:
                 # must not start it.
                 ctx.cancel.check()
                 work = scratch / problem.module
-                record = _one_problem(ctx, problem, models, box, work, recordings)
+                record = _one_problem(ctx, problem, models, box, work, recordings, key)
                 ctx.store.put(key, problem.task_id, record)
                 shutil.rmtree(work, ignore_errors=True)
                 bar.advance()
 
-            _parallel(one, pending, options.workers)
+            in_parallel(one, pending, options.workers)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     ctx.store.put_extra(key, "model", {"name": model, "replayed": options.replay is not None,
@@ -109,16 +111,22 @@ def run_model(ctx: BenchContext) -> str:
 
 
 def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: Sandbox,
-                 work: Path, recordings: Path) -> dict[str, Any]:
+                 work: Path, recordings: Path, key: str) -> dict[str, Any]:
     options = ctx.options
     try:
         settings, server = detected(_settings(ctx, problem, recordings), models,
                                     lambda step, message: None)
+        # How the loop will ask for code, decided now: the one-shot's exchange comes first
+        # and writes the recording's header, which a replay takes it from.
+        decided = fitted(initial_state(problem, models, options.runtime), settings, server,
+                         recorded_fit(settings))
+        fit: dict[str, str] = {"profile": decided.profile, "generation": decided.generation}
         llm = llm_client(models, settings, secrets=ctx.secrets,
-                         task_prompt=task_spec(problem).prompt)
+                         task_prompt=task_spec(problem).prompt, fit=lambda: fit)
     except SelfcorrectError as exc:
         return {"error": str(exc)[:500]}
     record: dict[str, Any] = {}
+    started = time.monotonic()
     try:
         answer = llm.complete(oneshot_request(problem))
     except SelfcorrectError as exc:
@@ -130,6 +138,9 @@ def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: S
         record["oneshot"] = {"passed": score.passed, "category": score.category,
                              "tokens": answer.total_tokens, "cost_usd": answer.cost_usd,
                              "cost_known": answer.cost_known}
+    # Seconds are the problem's wall time, model and sandbox together: what a user waits.
+    record["oneshot"]["seconds"] = round(time.monotonic() - started, 3)
+    started = time.monotonic()
     # The loop is the product's own run, on the same client (its recording goes on where
     # the one-shot's ended) and the benchmark's shared sandbox. A replay's tiers do not
     # name the model that answered: its calls stay unpriced.
@@ -140,24 +151,31 @@ def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: S
     # read, not only counted.
     reports = options.out / RUNS / results_file.slug(models.cheap if options.model
                                                      else "replay") / problem.module
+    # With --mlflow, one run per problem under one experiment, tagged with this benchmark
+    # run: two prompt versions (params.prompts_sha256) compare problem by problem.
     outcome: RunOutcome[None] = pipeline.run(
         prepared, environ={}, secrets=ctx.secrets, cancel=ctx.cancel, reports_dir=reports,
-        connections=Connections(llm=llm, sandbox=box, server=server))
+        connections=Connections(llm=llm, sandbox=box, server=server, fit_note=fit),
+        tags={"selfcorrect.bench": "humaneval", "selfcorrect.bench_run": key,
+              "selfcorrect.problem": problem.task_id})
     outcome.raise_if_interrupted()
-    record["loop"] = loop_record(outcome.state)
+    record["loop"] = {**loop_record(outcome.state),
+                      "seconds": round(time.monotonic() - started, 3)}
     return record
 
 
 def _settings(ctx: BenchContext, problem: Problem, recordings: Path) -> RunSettings:
     """The run settings with this problem's recording: played back, or written."""
     options = ctx.options
+    chosen = ctx.run_settings
+    if chosen.mlflow_experiment is None:
+        chosen = evolve(chosen, {"mlflow_experiment": BENCH_EXPERIMENT})
     if options.replay is not None:
         path = options.replay / recording_name(problem)
         if not path.is_file():
             raise UsageError(f"{path}: no recording for {problem.task_id}")
-        return evolve(ctx.run_settings, {"replay": path, "record": None})
-    return evolve(ctx.run_settings, {"record": recordings / recording_name(problem),
-                                     "replay": None})
+        return evolve(chosen, {"replay": path, "record": None})
+    return evolve(chosen, {"record": recordings / recording_name(problem), "replay": None})
 
 
 def loop_record(state: RunState) -> dict[str, Any]:
@@ -172,19 +190,3 @@ def loop_record(state: RunState) -> dict[str, Any]:
         if state.status is not Status.PASSED else None,
         "stop_reason": state.stop_reason[:300],
     }
-
-
-
-def _parallel(work: Callable[[Problem], None], items: Sequence[Problem], workers: int) -> None:
-    """Every problem, `workers` at a time; the first failure (an interruption) stops the
-    rest: leaving the pool used to wait for every queued problem, each of which then ran
-    into the set cancel token and left an empty 'interrupted' run behind."""
-    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="bench") as pool:
-        futures = [pool.submit(work, item) for item in items]
-        try:
-            for future in as_completed(futures):
-                future.result()
-        except BaseException:
-            for future in futures:
-                future.cancel()
-            raise

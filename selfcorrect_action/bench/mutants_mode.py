@@ -26,8 +26,7 @@ import contextlib
 import json
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +42,7 @@ from selfcorrect_action.bench.scoring import LIMITS, Score
 from selfcorrect_action.bench.side_by_side import score_record
 from selfcorrect_action.bench.tasks import initial_state
 from selfcorrect_action.bench.testfile import free_names, prompt_helpers
+from selfcorrect_action.bench.threads import in_parallel
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse, ModelTiers
 from selfcorrect_action.loop.budget import estimate_prompt_tokens, estimate_tokens
 from selfcorrect_action.loop.deps import Deps
@@ -167,7 +167,7 @@ def _probe_stage(ctx: BenchContext, key: str) -> None:
                 store.put(key, problem.task_id, record)
                 bar.advance()
 
-            _parallel(one, pending, options.workers)
+            in_parallel(one, pending, options.workers)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -258,13 +258,6 @@ def _repair_stage(ctx: BenchContext, key: str,
                 shutil.rmtree(work, ignore_errors=True)
                 bar.advance()
 
-            _parallel(one, pending, options.workers)
+            in_parallel(one, pending, options.workers)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-
-
-def _parallel(work: Callable[[Any], None], items: Sequence[Any], workers: int) -> None:
-    with ThreadPoolExecutor(max(1, workers), thread_name_prefix="bench") as pool:
-        futures = [pool.submit(work, item) for item in items]
-        for future in as_completed(futures):
-            future.result()

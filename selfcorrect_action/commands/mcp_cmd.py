@@ -26,6 +26,9 @@ def serve_mcp(*, root: Path, settings: RunSettings, max_runs: int,
     if max_runs < 1:
         raise UsageError(f"--max-runs {max_runs}: at least 1 run must be allowed at once",
                          hint="1 on a machine with two cores; more where there are more")
+    if settings.mlflow_traces and max_runs > 1:
+        raise UsageError("--mlflow-traces traces one run at a time (MLflow's tracking URI "
+                         "for traces is the process's)", hint="use --max-runs 1")
     try:
         from selfcorrect_action.mcp.server import serve
         from selfcorrect_action.mcp.tools import ServerConfig

@@ -27,17 +27,16 @@ from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.redact import redact, secrets_from_env
 from selfcorrect_action.report.view import cautions
 from selfcorrect_action.report.writer import ReportPaths
-from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken
-from selfcorrect_action.runs.pipeline import PreparedRun, prepare
+from selfcorrect_action.runs.pipeline import prepare
 from selfcorrect_action.runs.publish import FolderRun, run_to_folder
-from selfcorrect_action.runs.repair_output import RepairOutput, write_repair_output
+from selfcorrect_action.runs.repair_output import RepairOutput
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.templating import render, terminal_safe
 
 STEP_STYLES = {"plan": "cyan", "generate": "magenta", "execute": "blue", "evaluate": "yellow",
-               "llm": "dim", "sandbox": "dim", "done": "bold"}
+               "llm": "dim", "sandbox": "dim", "graph": "dim", "done": "bold"}
 
 
 @dataclass(frozen=True)
@@ -66,33 +65,17 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str],
                       new_hint="pass --overwrite-record to replace it, or name another file")
     console = Console(stderr=True, highlight=False)
     events = RunEvents(on_event=progress_printer(console, secrets))
-    if prepared.repository is not None:
-        return _run_repair(options, prepared, out_dir, events, environ=environ,
-                           secrets=secrets, cancel=cancel)
     done = run_to_folder(prepared, out_dir, environ=environ, secrets=secrets, events=events,
-                         cancel=cancel)
-    print_outcome(done, as_json=options.as_json, secrets=secrets)
+                         cancel=cancel, apply=options.apply)
+    if done.repair is not None:
+        assert done.outcome.report_paths is not None
+        print_repair_outcome(done.outcome.state, done.outcome.report_paths, done.repair,
+                             as_json=options.as_json, secrets=secrets,
+                             history=done.outcome.history)
+    else:
+        print_outcome(done, as_json=options.as_json, secrets=secrets)
     done.outcome.raise_if_interrupted()
-    return done.outcome.exit_code
-
-
-def _run_repair(options: RunOptions, prepared: PreparedRun, out_dir: Path, events: RunEvents,
-                *, environ: Mapping[str, str], secrets: list[str],
-                cancel: CancelToken | None) -> int:
-    snapshot = prepared.repository
-    assert snapshot is not None
-    outcome = pipeline.run(
-        prepared, environ=environ, secrets=secrets, events=events, cancel=cancel,
-        reports_dir=out_dir, publish=lambda done: write_repair_output(
-            done.state, snapshot, out_dir, apply=options.apply))
-    written = outcome.published or RepairOutput()
-    assert outcome.report_paths is not None
-    print_repair_outcome(outcome.state, outcome.report_paths, written,
-                         as_json=options.as_json, secrets=secrets, history=outcome.history)
-    outcome.raise_if_interrupted()
-    # Passed but not applied (the working tree changed): the user must act, as for a held
-    # back pull request in the action.
-    return 1 if outcome.exit_code == 0 and written.refused else outcome.exit_code
+    return done.exit_code
 
 
 def print_repair_outcome(state: RunState, paths: ReportPaths, written: RepairOutput, *,

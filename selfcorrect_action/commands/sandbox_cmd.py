@@ -1,4 +1,5 @@
-"""`selfcorrect sandbox build`: make sure the sandbox image exists and is current."""
+"""`selfcorrect sandbox build`: make sure the sandbox image exists and is current;
+`selfcorrect sandbox prune`: remove the ones that no longer are (sandbox/prune.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +9,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.status import Status
 
+from selfcorrect_action.resources import sandbox_context
 from selfcorrect_action.sandbox import engine
-from selfcorrect_action.sandbox.image import ensure_image
+from selfcorrect_action.sandbox.image import context_hash, ensure_image, image_tag
 from selfcorrect_action.sandbox.progress import NOTE
 
 
@@ -21,6 +23,25 @@ def build_image(*, force: bool) -> int:
           console.status("checking the sandbox image") as status):
         tag = ensure_image(client, force=force, progress=_Reporter(console, status))
     print(tag)
+    return 0
+
+
+def prune(*, dry_run: bool) -> int:
+    """What was removed (or would be) on stdout, one name a line, then what stayed."""
+    from selfcorrect_action.sandbox.prune import prune_images
+
+    current = image_tag(wanted_hash=context_hash(sandbox_context()))
+    with contextlib.closing(engine.connect()) as client:
+        pruned = prune_images(client, current_tag=current, dry_run=dry_run)
+    verb = "would remove" if dry_run else "removed"
+    for name in pruned.plan.remove if dry_run else pruned.removed:
+        print(f"{verb} {name}")
+    for name in pruned.in_use:
+        print(f"kept {name}: a container still uses it")
+    for name, why in pruned.plan.keep:
+        print(f"kept {name}: {why}")
+    if not pruned.plan.remove:
+        print("nothing to remove")
     return 0
 
 

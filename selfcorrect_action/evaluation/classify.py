@@ -17,6 +17,7 @@ from pathlib import PurePosixPath
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.evaluation.exception_rules import classify_exception
 from selfcorrect_action.evaluation.tracebacks import Traceback, last_frame_in, parse_traceback
+from selfcorrect_action.sandbox.egress.records import refusal_evidence
 from selfcorrect_action.sandbox.models import ExecutionResult
 from selfcorrect_action.taxonomy import Category
 
@@ -90,6 +91,23 @@ def _killed(failure: _Failure) -> Outcome | None:
     return Category.RESOURCE, evidence + _last_output(failure)
 
 
+def _egress_refused(failure: _Failure) -> Outcome | None:
+    """The proxy refused a connection (or the script went around it) and the run failed:
+    that is the cause to report, with the host and what is allowed, unless the script did
+    not even compile or import."""
+    log = failure.result.network
+    if log is None or not log.refused() or failure.result.exit_code in (None, 0):
+        return None
+    tb = parse_traceback(failure.stderr)
+    raised = ""
+    if tb is not None:
+        category, _ = classify_exception(tb, script_name=failure.script_name)
+        if category in (Category.SYNTAX, Category.ENVIRONMENT, Category.RESOURCE):
+            return None
+        raised = f" — then {_describe(tb, failure.script_name)}"
+    return Category.EXTERNAL, f"{refusal_evidence(log)}{raised}"
+
+
 def _exception(failure: _Failure) -> Outcome | None:
     if failure.result.exit_code == 0:
         return None  # a traceback printed by a run that exited 0 was handled by the script
@@ -157,6 +175,7 @@ _RULES: tuple[Callable[[_Failure], Outcome | None], ...] = (
     _timed_out,
     _oom,
     _killed,
+    _egress_refused,
     _exception,
     _crashed,
     _sandbox_note,

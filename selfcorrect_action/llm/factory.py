@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from selfcorrect_action.choices import StructuredOutput
@@ -30,13 +30,16 @@ def client_for(
     on_wait: Notify | None = None,
     structured: StructuredOutput = "auto",
     task_sha256: str | None = None,
+    fit: Callable[[], Mapping[str, str]] | None = None,
+    replay_from: int = 0,
 ) -> LLM:
     """A client for the real models, or playing back ``replay``; recording to ``record``.
 
     With ``replay`` the calls still go through litellm (to the ``replay/`` provider) and the
-    file is read now, so a missing or malformed recording fails before the run starts.
+    file is read now, so a missing or malformed recording fails before the run starts; it
+    plays from exchange ``replay_from`` (a resumed run's calls so far took the ones before).
     """
-    session = ReplaySession.open(replay) if replay is not None else None
+    session = ReplaySession.open(replay, start=replay_from) if replay is not None else None
     client: LLM = LiteLLMClient(
         models,
         api_base=api_base,
@@ -50,5 +53,5 @@ def client_for(
     )
     if record is not None:
         client = RecordingLLM(client, Recorder(record, secrets=secrets,
-                                               task_sha256=task_sha256))
+                                               task_sha256=task_sha256, fit=fit))
     return client

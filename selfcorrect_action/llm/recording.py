@@ -17,7 +17,7 @@ import hashlib
 import json
 import os
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeVar
@@ -47,6 +47,10 @@ class RecordingHeader(BaseModel):
     # sha256 of the task's prompt: a replay is checked against it (a completion or a small
     # model's prompt need not quote the task). Absent in recordings made before it.
     task_sha256: str | None = None
+    # How the run asked for code (runs/model_fit.py): a replay left at `auto` asks the same
+    # way, so it makes the same decisions (a repeat at temperature 0 is no cycle yet).
+    profile: Literal["standard", "small"] | None = None
+    generation: Literal["chat", "completion"] | None = None
 
 
 def task_digest(prompt: str) -> str:
@@ -79,17 +83,21 @@ class Recorder:
     """
 
     def __init__(self, path: Path, *, secrets: Sequence[str] = (),
-                 task_sha256: str | None = None) -> None:
+                 task_sha256: str | None = None,
+                 fit: Callable[[], Mapping[str, str]] | None = None) -> None:
         self.path = path
         self.secrets = list(secrets)
         self.task_sha256 = task_sha256
+        # Asked when the header is written (at the first exchange, once the run decided).
+        self._fit = fit
         self._next_index = 0
         self._lock = threading.Lock()
 
     def record(self, request: ChatRequest, response: ChatResponse) -> None:
         with self._lock:
             exchange = RecordedExchange(index=self._next_index, request=request, response=response)
-            lines = [] if self._next_index else [_header_line(self.task_sha256)]
+            lines = [] if self._next_index else [_header_line(
+                self.task_sha256, dict(self._fit()) if self._fit else {})]
             # Defaults left out: a message without images, a request without a schema, read
             # back the same, and recordings stay the size they were.
             data = exchange.model_dump(mode="json", exclude={"response": {"replayed"}},
@@ -119,9 +127,10 @@ class RecordingLLM:
         return response
 
 
-def _header_line(task_sha256: str | None) -> str:
-    return RecordingHeader(created_at=datetime.now(UTC),
-                           task_sha256=task_sha256).model_dump_json(exclude_none=True)
+def _header_line(task_sha256: str | None, fit: Mapping[str, str]) -> str:
+    header = RecordingHeader.model_validate({"created_at": datetime.now(UTC),
+                                             "task_sha256": task_sha256, **fit})
+    return header.model_dump_json(exclude_none=True)
 
 
 def read_recording(path: Path) -> Recording:

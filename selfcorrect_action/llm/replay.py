@@ -49,10 +49,16 @@ class ReplaySession:
         self._lock = threading.Lock()
 
     @classmethod
-    def open(cls, path: Path) -> ReplaySession:
-        """Read ``path`` and make the session findable by the replay provider."""
+    def open(cls, path: Path, *, start: int = 0) -> ReplaySession:
+        """Read ``path`` and make the session findable by the replay provider; it plays
+        from exchange index ``start`` (a resumed run made the calls before it)."""
         recording = read_recording(path)
+        if not 0 <= start <= len(recording.exchanges):
+            raise LLMReplayError(
+                f"{path}: the run goes on after {start} calls, but the recording has only "
+                f"{len(recording.exchanges)} exchanges", hint=_RERECORD)
         session = cls(path, recording.exchanges, torn_line=recording.torn_line)
+        session._cursor = start
         _sessions[session.id] = session
         return session
 

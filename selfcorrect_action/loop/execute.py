@@ -59,8 +59,9 @@ def _request(state: RunState, files: list[InputFile], argv: list[str]) -> Execut
     contract = state.contract
     return ExecutionRequest(
         argv=argv, files=files, timeout_s=contract.timeout_s,
-        limits=Limits(memory_mb=contract.memory_mb, network=contract.network),
+        limits=Limits(memory_mb=contract.memory_mb), network=contract.network,
         runtime=state.runtime, artifact_paths=[a.path for a in contract.artifacts],
+        warm=contract.warm,
     )
 
 

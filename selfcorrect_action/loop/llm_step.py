@@ -13,6 +13,7 @@ from selfcorrect_action.loop.budget import BudgetExhausted, TokenBudget
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.metered import MeteredLLM
 from selfcorrect_action.loop.state import RunState, Status, end_run
+from selfcorrect_action.network_rules import network_words
 from selfcorrect_action.templating import render
 
 T = TypeVar("T")
@@ -40,7 +41,8 @@ def system_message(state: RunState, role: Role) -> ChatMessage:
     answer with a Python file and its user message to answer with JSON (issue 9)."""
     contract = state.contract
     return ChatMessage(role="system", content=render(
-        f"prompts/system/{role}.j2", network=contract.network, timeout_s=contract.timeout_s,
+        f"prompts/system/{role}.j2", **network_words(contract.network),
+        timeout_s=contract.timeout_s,
         memory_mb=contract.memory_mb, output_name=state.output_name, kind=state.spec.kind,
     ))
 

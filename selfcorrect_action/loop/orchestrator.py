@@ -34,7 +34,8 @@ HARD_ATTEMPT_CAP = 40
 Step = Callable[[RunState, Deps], RunState]
 
 
-def _unchanged(state: RunState, deps: Deps) -> RunState:
+def unchanged(state: RunState, deps: Deps) -> RunState:
+    """The step a kind of task does not have (a script has no baseline and no review)."""
     return state
 
 
@@ -50,7 +51,7 @@ class Steps:
     evaluate: Step
 
 
-SCRIPT_STEPS = Steps(_unchanged, plan, generate, _unchanged, execute, evaluate)
+SCRIPT_STEPS = Steps(unchanged, plan, generate, unchanged, execute, evaluate)
 REPAIR_STEPS = Steps(take_baseline, plan_repair, generate_repair, review_change,
                      execute_repair, evaluate_repair)
 
@@ -69,9 +70,21 @@ def _with_unrecorded_calls(state: RunState, made: list[LLMCall], before: int) ->
     return evolve(state, {"usage": usage})
 
 
-def run_loop(state: RunState, deps: Deps) -> RunState:
+def attempt_cap(state: RunState) -> int:
+    """How many attempts a run may make: its budget's, within the hard cap."""
+    return min(state.max_attempts, HARD_ATTEMPT_CAP)
+
+
+def out_of_attempts(state: RunState) -> RunState:
+    return end_run(state, Status.EXHAUSTED, f"all {state.max_attempts} attempts used")
+
+
+def run_loop(state: RunState, deps: Deps, *, drive: Step | None = None) -> RunState:
+    """The run from `state` to its end, its usage and end time settled. `drive` takes the
+    state through the steps (this module's loop unless another orchestrator is given:
+    orchestrators/langgraph.py); what happens around it is the same for every one."""
     before, ledger_start = state.usage.llm_calls, len(deps.ledger)
-    state = _run(state, deps)
+    state = (drive or _run)(state, deps)
     state = _with_unrecorded_calls(state, deps.ledger[ledger_start:], before)
     state = evolve(state, {"finished_at": deps.now(), "next_step": None})
     # One line: the full reason and its hint are in the summary that follows (both used to
@@ -91,9 +104,8 @@ def _run(state: RunState, deps: Deps) -> RunState:
                 state = steps.plan(state, deps)
             deps.on_state(state)
         while state.status is Status.RUNNING:
-            if len(state.attempts) >= min(state.max_attempts, HARD_ATTEMPT_CAP):
-                state = end_run(state, Status.EXHAUSTED,
-                                f"all {state.max_attempts} attempts used")
+            if len(state.attempts) >= attempt_cap(state):
+                state = out_of_attempts(state)
                 break
             deps.check_cancelled()
             state = steps.review(steps.generate(state, deps), deps)
@@ -102,16 +114,22 @@ def _run(state: RunState, deps: Deps) -> RunState:
             deps.check_cancelled()
             state = reflect(steps.evaluate(steps.execute(state, deps), deps))
             deps.on_state(state)
-    except SelfcorrectError as exc:
+    except (SelfcorrectError, KeyboardInterrupt) as exc:
+        state = stopped_by(state, exc)
+    return state
+
+
+def stopped_by(state: RunState, exc: SelfcorrectError | KeyboardInterrupt) -> RunState:
+    """The state a run ends with when `exc` stopped it from outside the steps: everything
+    done until then is kept."""
+    if isinstance(exc, SelfcorrectError):
         # A bad input found mid-run (a replay that does not fit) keeps its usage exit code;
         # everything else that stops a run from outside it is infrastructure (3).
-        state = evolve(end_run(state, Status.ERROR, str(exc)),
-                       {"error_exit_code": 2 if exc.exit_code == 2 else 3})
-    except KeyboardInterrupt as exc:
-        # The caller writes the reports, then exits 130 or 143: tokens spent are not lost.
-        interruption = interrupted_by(exc)
-        state = evolve(end_run(
-            state, Status.ERROR,
-            f"interrupted by {interruption.described}: the attempts so far are kept in "
-            "this report"), {"interrupted_by": interruption.signal_name})
-    return state
+        return evolve(end_run(state, Status.ERROR, str(exc)),
+                      {"error_exit_code": 2 if exc.exit_code == 2 else 3})
+    # The caller writes the reports, then exits 130 or 143: tokens spent are not lost.
+    interruption = interrupted_by(exc)
+    return evolve(end_run(
+        state, Status.ERROR,
+        f"interrupted by {interruption.described}: the attempts so far are kept in "
+        "this report"), {"interrupted_by": interruption.signal_name})

@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from selfcorrect_action.contract import ArtifactSpec, ExecutionContract, NetworkPolicy
+from selfcorrect_action.contract import ArtifactSpec, ExecutionContract
 from selfcorrect_action.llm.errors import LLMStructuredOutputError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest
 from selfcorrect_action.llm.structured import JSONAnswer, Rejection, complete_json
@@ -22,6 +22,7 @@ from selfcorrect_action.loop.inputs_preview import previews
 from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered, system_message
 from selfcorrect_action.loop.metered import MeteredLLM
 from selfcorrect_action.loop.state import PlanRecord, RejectedReply, RunState, Status, end_run
+from selfcorrect_action.network_rules import NetworkPolicy
 from selfcorrect_action.records import evolve
 from selfcorrect_action.templating import render
 from selfcorrect_action.test_files import test_file_problem

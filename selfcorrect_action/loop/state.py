@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from selfcorrect_action.choices import Runtime
+from selfcorrect_action.choices import Orchestrator, Runtime
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.llm.models import ModelTiers, Tier
 from selfcorrect_action.llm.server_probe import ServerInfo
@@ -30,7 +30,14 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 # repository a run was made for and its visibility (the action sets it; `view --site` warns
 # before publishing a private repository's runs; issue 22). Every new field has a default,
 # so a version 2 run reads as it was (standard profile, chat, no known origin).
-SCHEMA_VERSION = 3
+# 4: network by allowlist (issue 19): the contract's `network` may be a mapping ({allow:
+# [...], ports, credentials} or {observe: true}), and each execution result carries the
+# egress proxy's connection log (`network`, None without network and in older runs); and the
+# `orchestrator` that drove the steps (issue 23: plain or langgraph), plain before.
+# 5: warm interpreters (issue 20): the contract's `warm`, and each execution result's
+# `start` (cold or warm), `start_note`, `preloaded` and `warm_rss_kb`; older runs read as
+# cold starts with the contract's default.
+SCHEMA_VERSION = 5
 
 
 class Status(StrEnum):
@@ -236,6 +243,7 @@ class RunState(BaseModel):
     generation: Literal["chat", "completion"] = "chat"
     server: ServerInfo | None = None
     origin: Origin | None = None  # None: not made for a known repository (a local run)
+    orchestrator: Orchestrator = "plain"  # what drove the steps (the same steps either way)
 
     @property
     def budget(self) -> Budget:

@@ -31,11 +31,12 @@ from selfcorrect_action.crash import EXIT_INTERNAL, report_crash
 from selfcorrect_action.errors import SelfcorrectError
 from selfcorrect_action.mcp.jobs import Job, JobQueue
 from selfcorrect_action.mcp.models import Audit, ErrorInfo, RunList, RunProgress
-from selfcorrect_action.mcp.tools import ExecArgs, ServerConfig, TaskArgs, Tools
+from selfcorrect_action.mcp.tools import ExecArgs, RepairArgs, ServerConfig, TaskArgs, Tools
 from selfcorrect_action.records import schema_words
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 from selfcorrect_action.report.run_json import RUN_JSON
 from selfcorrect_action.report.writer import AUDIT_MD
+from selfcorrect_action.spec import Budget
 
 POLL_S = 0.2  # how often a waiting call looks for new progress lines
 STOP_WAIT_S = 120.0  # how long a cancelled call, or the shutdown, waits for work to end
@@ -44,7 +45,8 @@ T = TypeVar("T")
 INSTRUCTIONS = (
     "selfcorrect turns a task into a Python script shown to work, and runs scripts in a "
     "locked-down sandbox. run_task (or start_run, get_run, cancel_run for long runs) runs "
-    "the whole loop; exec runs one script; validate checks a task spec; list_runs and "
+    "the whole loop; repair makes a repository's failing tests pass; exec runs one script; "
+    "validate checks a task spec; list_runs and "
     "get_audit read earlier runs' records. Paths are relative to the server's root.")
 
 SpecText = Annotated[str | None, Field(description="the task spec as YAML text (see "
@@ -153,6 +155,49 @@ def _add_run_tools(server: MCPServer[Any], tools: Tools, answers: Answers) -> No
             return job
         return await answers.follow(job, ctx, waiting=tools.queue.position(job))
 
+    async def repair(
+            ctx: Context,
+            prompt: Annotated[str, Field(description="what is wrong, in plain words (a "
+                                         "failing test, a bug report)")],
+            files: Annotated[list[str], Field(description="globs of the files the model may "
+                                              "rewrite, from the repository's root (e.g. "
+                                              "src/pkg/*.py); every other file is read-only",
+                                              min_length=1)],
+            repository: Annotated[str, Field(description="the repository's folder under the "
+                                             "server's root")] = ".",
+            test_command: Annotated[str | None, Field(
+                description="how its tests run in the sandbox (default: python -m pytest "
+                "-q)")] = None,
+            failing_tests: Annotated[list[str] | None, Field(
+                description="pytest node ids that must pass (default: those failing before "
+                "the repair)")] = None,
+            requirements: Annotated[str | None, Field(
+                description="a requirements file in the repository to install into the "
+                "sandbox")] = None,
+            review: Annotated[bool, Field(description="a reviewer approves each change "
+                                          "before it runs")] = True,
+            apply: Annotated[bool, Field(description="write a passing fix into the "
+                                         "repository (refused where its files changed "
+                                         "meanwhile); otherwise the diff and changed files "
+                                         "go to the run's folder")] = False,
+            budget: Annotated[Budget | None, Field(description="the attempts and tokens "
+                                                   "it may spend, as a spec's budget")] = None,
+            replay: Replay = None) -> Annotated[CallToolResult, RunResult]:
+        """Make a repository's failing tests pass: its tests run once unchanged (the
+        baseline), then the loop rewrites only the allowed files, a reviewer approves each
+        change, and the repository's own test suite judges it in the sandbox (no network):
+        the target tests must pass and no test that passed before may fail. Blocks until
+        it ends, with a progress notification per step; cancelling the call stops it.
+        Returns the run's result with the diff and the changed files."""
+        args = RepairArgs(prompt=prompt, files=tuple(files), repository=repository,
+                          test_command=test_command, failing_tests=tuple(failing_tests or ()),
+                          requirements=requirements, review=review, apply=apply,
+                          replay=replay, budget=budget)
+        job = await answers.attempt(lambda: tools.start_repair(args))
+        if isinstance(job, CallToolResult):
+            return job
+        return await answers.follow(job, ctx, waiting=tools.queue.position(job))
+
     async def start_run(spec: SpecText = None, spec_path: SpecPath = None,
                         prompt: Prompt = None, replay: Replay = None
                         ) -> Annotated[CallToolResult, RunProgress]:
@@ -174,6 +219,7 @@ def _add_run_tools(server: MCPServer[Any], tools: Tools, answers: Answers) -> No
 
     for tool, hints in (
             (run_task, ToolAnnotations(title="Run a task", open_world_hint=True)),
+            (repair, ToolAnnotations(title="Repair a repository", open_world_hint=True)),
             (start_run, ToolAnnotations(title="Start a run", open_world_hint=True)),
             (get_run, ToolAnnotations(title="How a run stands", read_only_hint=True)),
             (cancel_run, ToolAnnotations(title="Cancel a run", idempotent_hint=True))):

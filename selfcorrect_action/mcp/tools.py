@@ -29,7 +29,7 @@ from selfcorrect_action.report.run_json import RUN_JSON
 from selfcorrect_action.report.writer import AUDIT_MD
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox.models import InputFile
-from selfcorrect_action.spec import LoadedSpec
+from selfcorrect_action.spec import Budget, LoadedSpec
 
 PROGRESS_SHOWN = 50  # the latest progress lines get_run returns
 SCRIPT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
@@ -53,6 +53,22 @@ class TaskArgs:
 
 
 @dataclass(frozen=True)
+class RepairArgs:
+    """What the repair tool takes: a kind repair task on a repository under the root."""
+
+    prompt: str
+    files: tuple[str, ...]
+    repository: str = "."
+    test_command: str | None = None
+    failing_tests: tuple[str, ...] = ()
+    requirements: str | None = None
+    review: bool = True
+    apply: bool = False
+    replay: str | None = None
+    budget: Budget | None = None
+
+
+@dataclass(frozen=True)
 class ExecArgs:
     script: str
     script_name: str = "script.py"
@@ -68,16 +84,36 @@ class Tools:
 
     def start_run(self, args: TaskArgs) -> Job:
         """Check the task (every problem is refused here, before it waits), then queue it."""
-        settings = self._settings(args.replay)
-        loaded = self._task(args)
-        prepared = api.prepare_task(loaded, settings=settings, root=self.config.root,
+        return self._queue(self._task(args), self._settings(args.replay))
+
+    def start_repair(self, args: RepairArgs) -> Job:
+        """A kind repair task on a repository under the root, checked and queued as a run;
+        with `apply`, a passing fix is written into the repository (never over work that
+        changed meanwhile: then into the run's folder)."""
+        repository = confined(self.config.root, args.repository, "repository")
+        if not repository.is_dir():
+            raise UsageError(f"repository {args.repository!r}: not a folder under the root "
+                             f"{self.config.root}",
+                             hint="name the repository's folder relative to the root, or "
+                             "'.' for the root itself")
+        loaded = api.repair_spec(repository, args.prompt, args.files,
+                                 test_command=args.test_command,
+                                 failing_tests=args.failing_tests,
+                                 requirements=args.requirements, review=args.review,
+                                 budget=args.budget.model_dump(exclude_unset=True)
+                                 if args.budget else None)
+        return self._queue(loaded, self._settings(args.replay), apply=args.apply)
+
+    def _queue(self, loaded: LoadedSpec, settings: RunSettings, *, apply: bool = False) -> Job:
+        prepared = api.prepare_task(loaded, settings=settings, root=loaded.root,
                                     environ=self.config.environ)
         folder = run_folder.run_folder(self.config.root, prepared.run_id)
         environ = self.config.environ
 
         def work(job: Job) -> api.RunResult:
             return api.run_prepared(prepared, out_dir=writable_folder(folder, "the run's folder"),
-                                    environ=environ, on_event=job.on_event, cancel=job.token)
+                                    environ=environ, on_event=job.on_event, cancel=job.token,
+                                    apply=apply)
 
         job = Job(prepared.run_id, run_folder.task_label(loaded.source, loaded.spec.prompt),
                   work)

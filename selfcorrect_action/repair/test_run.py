@@ -47,7 +47,7 @@ def request_for(files: dict[str, bytes], argv: list[str], contract: ExecutionCon
                 runtime: str = "runc") -> ExecutionRequest:
     """The test command over `files` (the whole repository, rewritten files in place)."""
     size_mb = -(-sum(len(data) for data in files.values()) // (1024 * 1024))
-    limits = Limits(memory_mb=contract.memory_mb, network="none",
+    limits = Limits(memory_mb=contract.memory_mb,
                     work_mb=size_mb + WORK_ROOM_MB,
                     work_inodes=max(8192, 2 * len(files) + 4096))
     return ExecutionRequest(

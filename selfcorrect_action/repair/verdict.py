@@ -8,7 +8,7 @@ make a module fail to import, and its tests then vanish from the report instead 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -119,8 +119,19 @@ def in_files(allowed: list[str]) -> Callable[[str], bool]:
     wanted = set(allowed)
 
     def inside(file: str) -> bool:
-        path = file.removeprefix("/work/")
-        return path in wanted or any(
-            PurePosixPath(path).parts[-len(PurePosixPath(a).parts):] == PurePosixPath(a).parts
-            for a in wanted)
+        return allowed_file(file, wanted) is not None
     return inside
+
+
+def allowed_file(file: str, allowed: Collection[str]) -> str | None:
+    """The file of `allowed` a traceback's file is, or None: the same path (relative, or
+    absolute under the sandbox's /work), else the allowed path that ends it with the most
+    parts (`pkg/core.py` for `.../pkg/core.py` although `core.py` ends it too; never
+    `core.py` for `pkg/xcore.py`)."""
+    path = file.removeprefix("/work/")
+    if path in allowed:
+        return path
+    parts = PurePosixPath(path).parts
+    ending = [a for a in allowed
+              if parts[-len(PurePosixPath(a).parts):] == PurePosixPath(a).parts]
+    return max(ending, key=lambda a: len(PurePosixPath(a).parts), default=None)

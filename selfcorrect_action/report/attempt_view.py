@@ -6,7 +6,7 @@ raw text; the template quotes it with the Markdown filters (fenced, md_inline, m
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from selfcorrect_action.evaluation.junit import describe_totals
 from selfcorrect_action.loop.feedback import render_packet
@@ -21,6 +21,7 @@ from selfcorrect_action.loop.state import (
 )
 from selfcorrect_action.report import text
 from selfcorrect_action.report.layers import LayerRow, attempt_failure, layer_rows
+from selfcorrect_action.report.network_view import ConnectionRow, connection_rows, log_notes
 from selfcorrect_action.report.repair_view import (
     ChangeView,
     change_view,
@@ -61,6 +62,12 @@ class ExecutionView:
     runtime: str
     notes: list[str]
     artifacts: list[str]
+    # The egress proxy's log (issue 19): "" and no rows for a run without network, and for
+    # runs recorded before run.json schema 4, which kept none.
+    network: str = ""
+    connections: list[ConnectionRow] = field(default_factory=list)
+    # Which interpreter ran the script (issue 20; "cold" before run.json schema 5).
+    start: str = "cold"
 
 
 @dataclass(frozen=True)
@@ -347,6 +354,9 @@ def _execution(result: ExecutionResult | None) -> ExecutionView | None:
     if result is None:
         return None
     notes = [note for note in (result.sandbox_note, result.artifact_note) if note]
+    if result.start_note:
+        notes.append(f"interpreter: {result.start_note}")
+    notes += log_notes(result.network)
     artifacts = [
         f"{record.path} ({text.number(record.size)} bytes"
         + (f", not copied out: {record.rejected})" if record.rejected else ")")
@@ -361,7 +371,17 @@ def _execution(result: ExecutionResult | None) -> ExecutionView | None:
         runtime=result.runtime,
         notes=notes,
         artifacts=artifacts,
+        network=result.network.policy if result.network is not None else "",
+        connections=connection_rows(result.network),
+        start=_interpreter(result),
     )
+
+
+def _interpreter(result: ExecutionResult) -> str:
+    if result.start != "warm":
+        return "cold"
+    shown = ", ".join(name for name in result.preloaded if "." not in name)
+    return f"warm ({shown} preloaded)" if shown else "warm"
 
 
 def _not_run(attempt: Attempt) -> str:

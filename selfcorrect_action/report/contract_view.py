@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from selfcorrect_action.contract import ArtifactSpec
 from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.network_rules import describe
 from selfcorrect_action.report import text
 
 TEST_FILE_LINES = 300
@@ -47,9 +48,11 @@ def contract_view(state: RunState) -> ContractView:
     set_by = _set_by(state)
     return ContractView(
         fields=[
-            FieldRow("network", contract.network, set_by("network")),
+            FieldRow("network", describe(contract.network), set_by("network")),
             FieldRow("timeout", f"{contract.timeout_s:g} s", set_by("timeout_s")),
             FieldRow("memory", f"{contract.memory_mb} MB", set_by("memory_mb")),
+            FieldRow("interpreter", "warm allowed" if contract.warm else "always cold",
+                     set_by("warm")),
             FieldRow("artifacts", str(len(contract.artifacts)), set_by("artifacts")),
             FieldRow(
                 "stdout expectations", str(len(contract.stdout_contains)), set_by("stdout_contains")

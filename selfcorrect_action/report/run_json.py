@@ -6,10 +6,11 @@ dashboard) reads exactly what the loop recorded. Two things differ from the live
 - every string is redacted (secrets of the run, token-shaped strings), like every report,
   except the schema's own words (statuses, categories, outcomes...): a secret that spells
   "exhausted" must not turn the state into one that no longer validates;
-- ArtifactRecord.host_path is dropped (null). It named a file in the runner's temp dir, deleted
-  when the run ends: elsewhere it points at nothing, and it tells readers of a public PR where
-  the runner keeps its files. Whether the file was copied out is still told by `rejected`
-  (None when it was) and the execution's `artifact_note`.
+- ArtifactRecord.host_path is dropped (null), in the attempts' executions and a repair's
+  baseline runs alike. It named a file in the runner's temp dir, deleted when the run ends:
+  elsewhere it points at nothing, and it tells readers of a public PR where the runner keeps
+  its files. Whether the file was copied out is still told by `rejected` (None when it was)
+  and the execution's `artifact_note`.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ def load_run_json(text: str) -> RunState:
         raise RunJsonError(problem) from exc
 
 
-READABLE_VERSIONS = (1, 2, SCHEMA_VERSION)
+READABLE_VERSIONS = (1, 2, 3, 4, SCHEMA_VERSION)
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
@@ -77,8 +78,10 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
             # Before version 2 the frozen tests always imported the candidate into pytest.
             data = {**data, "spec": {**spec, "isolation": spec.get("isolation", "in-process")}}
         data = {**data, "schema_version": 2}
-    # Version 3 only added fields with defaults (kind repair, the small-model fields, the
-    # run's origin): a version 2 run is the same.
+    # Versions 3 to 5 only added fields with defaults (kind repair, the small-model fields,
+    # the run's origin; the network's mapping and connection log; the orchestrator, plain
+    # before; version 5 each execution's start, cold before): a version 2, 3 or 4 run is
+    # the same.
     return {**data, "schema_version": SCHEMA_VERSION}
 
 
@@ -95,7 +98,14 @@ def redacted_state(state: RunState, *, secrets: Sequence[str], shapes: bool = Tr
 
 def without_host_paths(state: RunState) -> RunState:
     attempts = [_attempt_without_host_paths(attempt) for attempt in state.attempts]
-    return evolve(state, {"attempts": attempts})
+    changes: dict[str, Any] = {"attempts": attempts}
+    repair = state.repair
+    if repair is not None and repair.baseline is not None:
+        # A repair's baseline runs of the test command keep their junit report's host copy.
+        runs = [_result_without_host_paths(run) for run in repair.baseline.runs]
+        changes["repair"] = evolve(repair, {"baseline": evolve(repair.baseline,
+                                                               {"runs": runs})})
+    return evolve(state, changes)
 
 
 def _attempt_without_host_paths(attempt: Attempt) -> Attempt:

@@ -23,6 +23,7 @@ from selfcorrect_action.report.attempt_view import (
 )
 from selfcorrect_action.report.contract_view import ContractView, contract_view
 from selfcorrect_action.report.layers import attempt_failure
+from selfcorrect_action.report.network_view import NetworkAdvice, network_advice
 from selfcorrect_action.report.repair_view import RepairView, repair_cautions, repair_view
 from selfcorrect_action.taxonomy import Category
 
@@ -86,6 +87,8 @@ class RunView:
     started_at: str
     finished_at: str
     repair: RepairView | None  # kind repair: the repository, its baseline, the change
+    # The allow list an observed run needed, or the lines to add for refused hosts.
+    network: NetworkAdvice | None = None
 
 
 def title(state: RunState) -> str:
@@ -120,6 +123,7 @@ def run_view(state: RunState, *, in_full: Collection[int] | None = None) -> RunV
         started_at=state.started_at,
         finished_at=state.finished_at or "",
         repair=repair_view(state),
+        network=network_advice(state),
     )
 
 

@@ -10,6 +10,7 @@ model's size decides the profile, as the server reports it or as its name says
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Literal
 
 from selfcorrect_action.llm.server_probe import ServerInfo, params_in_name
@@ -21,11 +22,19 @@ from selfcorrect_action.runs.settings import RunSettings
 SMALL_MODEL_PARAMS = 3_000_000_000
 
 
-def fitted(state: RunState, settings: RunSettings, server: ServerInfo | None) -> RunState:
-    """The state with its profile, generation and server decided."""
-    return evolve(state, {"profile": profile_for(state, settings, server),
-                          "generation": generation_for(state, settings, server),
-                          "server": server})
+def fitted(state: RunState, settings: RunSettings, server: ServerInfo | None,
+           recorded: Mapping[str, str] | None = None) -> RunState:
+    """The state with its profile, generation and server decided. `recorded`: what a
+    replayed recording's header says the run decided, which `auto` takes as it was."""
+    recorded = recorded or {}
+    profile = profile_for(state, settings, server)
+    generation = generation_for(state, settings, server)
+    if settings.profile == "auto" and recorded.get("profile") in ("standard", "small"):
+        profile = "small" if recorded["profile"] == "small" else "standard"
+    if settings.generation is None and state.spec.generation in (None, "auto") and \
+            recorded.get("generation") in ("chat", "completion"):
+        generation = "completion" if recorded["generation"] == "completion" else "chat"
+    return evolve(state, {"profile": profile, "generation": generation, "server": server})
 
 
 RunProfile = Literal["standard", "small"]

@@ -31,6 +31,7 @@ from selfcorrect_action.records import evolve
 from selfcorrect_action.repair.repository import Snapshot
 from selfcorrect_action.report.writer import ReportPaths, Reports, render_reports, write_rendered
 from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.orchestration import check_orchestrator, resumed
 from selfcorrect_action.runs.outcome import exit_code
 from selfcorrect_action.runs.prepare import (
     check_models,
@@ -41,9 +42,11 @@ from selfcorrect_action.runs.prepare import (
 from selfcorrect_action.runs.repair_prepare import repair_inputs
 from selfcorrect_action.runs.session import RunEvents, RunSession, spec_inputs, spec_limits
 from selfcorrect_action.runs.settings import RunSettings
+from selfcorrect_action.sandbox.egress.policy import secret_values
 from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.models import InputFile, Limits
 from selfcorrect_action.spec import LoadedSpec
+from selfcorrect_action.tracking.session import tracking
 
 P = TypeVar("P")
 
@@ -75,10 +78,16 @@ def prepare(loaded: LoadedSpec, settings: RunSettings, *, environ: Mapping[str, 
     (the action names it by its path in the repository)."""
     models = resolve_models(loaded, settings, environ)
     check_models(models, settings)
+    check_orchestrator(settings)
+    if settings.mlflow is not None:
+        from selfcorrect_action.tracking import require_mlflow
+
+        require_mlflow("--mlflow (or MLFLOW_TRACKING_URI)")
     if settings.replay is not None:
         check_replay_fits(settings.replay, loaded.spec.prompt, secrets=secrets)
     repair = repair_inputs(loaded) if loaded.spec.kind == "repair" else None
-    state = initial_state(loaded, models, settings, repair=repair.record if repair else None)
+    state = resumed(initial_state(loaded, models, settings,
+                                  repair=repair.record if repair else None), settings)
     if replay_shown is not None:
         state = evolve(state, {"replay_file": replay_shown})
     if repair is not None:
@@ -99,6 +108,9 @@ class Connections:
     # What answered at --api-base, when the caller made the llm itself and asked
     # (runs/session.py:detected); the run's profile and generation follow from it.
     server: ServerInfo | None = None
+    # Filled with how the run asks for code once it decided (profile, generation): the
+    # caller's recorder writes it into the recording's header (runs/session.py).
+    fit_note: dict[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -134,18 +146,28 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
         events: RunEvents | None = None, cancel: CancelToken | None = None,
         reports_dir: Path | None = None,
         publish: Callable[[Finished], P] | None = None,
-        connections: Connections | None = None) -> RunOutcome[P]:
+        connections: Connections | None = None,
+        tags: Mapping[str, str] | None = None) -> RunOutcome[P]:
     """Run `prepared` to its end. The caller shows the outcome, then calls
-    `raise_if_interrupted()` (or acts on `interruption` itself)."""
+    `raise_if_interrupted()` (or acts on `interruption` itself). `tags` name what the run
+    is part of in its experiment tracker (a benchmark's problem)."""
     cancel = cancel or CancelToken()
     given = connections or Connections()
-    with RunSession(prepared.models, prepared.settings, limits=prepared.limits,
-                    inputs=prepared.inputs, environ=environ, secrets=secrets, events=events,
-                    cancel=cancel, llm=given.llm, engine=given.engine,
-                    sandbox=given.sandbox, priced=prepared.priced,
-                    server=given.server, task_prompt=prepared.state.spec.prompt,
-                    repository=prepared.repository,
-                    requirements=prepared.requirements) as session:
+    # The contract's credentials are redacted in every report, whatever their variables' names
+    # (the proxy adds them outside the sandbox, but an API may echo one back).
+    secrets = [*secrets, *secret_values(prepared.state.contract.network, environ)]
+    events = events or RunEvents()
+    with tracking(prepared.settings, prepared.state, events.on_event, tags) as tracked, \
+            RunSession(prepared.models, prepared.settings, limits=prepared.limits,
+                       inputs=prepared.inputs, environ=environ, secrets=secrets,
+                       events=events, cancel=cancel, llm=given.llm, engine=given.engine,
+                       sandbox=given.sandbox, priced=prepared.priced,
+                       server=given.server, task_prompt=prepared.state.spec.prompt,
+                       fit_note=given.fit_note,
+                       replay_from=prepared.state.usage.llm_calls,
+                       traced=lambda llm: tracked.traced(llm, prepared.state.run_id),
+                       repository=prepared.repository,
+                       requirements=prepared.requirements) as session:
         state = session.run(prepared.state)
         with cancel.shielded():  # a signal now stops the run after its reports, not in them
             reports = render_reports(state, secrets=secrets)
@@ -153,6 +175,7 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
             kept = keep_artifacts(state, secrets=secrets)
             history = _record(prepared.settings, state, reports, kept, reports_dir,
                               session.events)
+            tracked.finish(state, reports, kept)
         interruption = _interruption(state, cancel)
         published = None
         if publish is not None and interruption is None:

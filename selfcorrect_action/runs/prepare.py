@@ -117,4 +117,5 @@ def initial_state(loaded: LoadedSpec, models: ModelTiers, settings: RunSettings,
         replayed=settings.replaying,
         replay_file=str(settings.replay) if settings.replay else "",
         guidance=settings.guidance,
+        orchestrator=settings.orchestrator,
     )

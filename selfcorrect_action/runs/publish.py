@@ -1,6 +1,7 @@
 """Publishing a finished run to a folder, beside its reports: the passing script at the
 spec's output path and the artifacts it made, only when the run passed. `selfcorrect run`,
-the Python API and the MCP server's runs all end this way (`run_to_folder`)."""
+the Python API and the MCP server's runs all end this way (`run_to_folder`), a repair with
+its diff and changed files."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.report.writer import destination
 from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.repair_output import RepairOutput, write_repair_output
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.spec import LoadedSpec
 
@@ -57,28 +59,48 @@ def left_by_earlier_run(loaded: LoadedSpec, out_dir: Path) -> list[Path]:
 
 @dataclass(frozen=True)
 class FolderRun:
-    outcome: pipeline.RunOutcome[Output]
+    outcome: pipeline.RunOutcome[Output | RepairOutput]
     written: Output  # what is in the folder besides the reports, or was left there before
+    # A repair's changed files and diff (runs/repair_output.py); None for a script's run.
+    repair: RepairOutput | None = None
+
+    @property
+    def exit_code(self) -> int:
+        """As `selfcorrect run` exits: a repair that passed but could not be applied (the
+        working tree changed meanwhile) leaves the user something to do, so it is 1."""
+        code = self.outcome.exit_code
+        return 1 if code == 0 and self.repair is not None and self.repair.refused else code
 
 
 def run_to_folder(prepared: pipeline.PreparedRun, out_dir: Path, *,
                   environ: Mapping[str, str], secrets: Sequence[str],
                   events: RunEvents | None = None, cancel: CancelToken | None = None,
-                  connections: pipeline.Connections | None = None) -> FolderRun:
+                  connections: pipeline.Connections | None = None,
+                  apply: bool = False) -> FolderRun:
     """Run a spec's task (`prepare`d from a LoadedSpec) with `out_dir` for its reports and
-    its script; an interrupted run is in `outcome.interruption`, for the caller to raise."""
+    its script; an interrupted run is in `outcome.interruption`, for the caller to raise.
+    A repair writes its diff and changed files there instead, or with `apply` its changed
+    files into the repository (runs/repair_output.py: never over changed work)."""
     loaded = prepared.loaded
     assert loaded is not None, "a folder run is a spec's run"
-    if prepared.repository is not None:
-        # Its publishing writes changed files, a diff, or into the repository: only
-        # `selfcorrect run` does that yet (runs/repair_output.py).
-        raise UsageError("a kind repair spec runs through `selfcorrect run` only, not (yet) "
-                         "through the Python API or the MCP server",
-                         hint=f"run `selfcorrect run {loaded.source}` (add --apply to write "
-                         "the fix into the repository)")
-    outcome = pipeline.run(
+    snapshot = prepared.repository
+    if apply and snapshot is None:
+        raise UsageError("apply writes a repair's changed files into the repository; this "
+                         f"task is kind {loaded.spec.kind}",
+                         hint="leave apply out, or give a kind repair spec")
+
+    def publish(done: pipeline.Finished) -> Output | RepairOutput:
+        if snapshot is not None:
+            return write_repair_output(done.state, snapshot, out_dir, apply=apply)
+        return write_output(done.state, loaded, out_dir, done.work_root)
+
+    outcome: pipeline.RunOutcome[Output | RepairOutput] = pipeline.run(
         prepared, environ=environ, secrets=secrets, events=events, cancel=cancel,
-        reports_dir=out_dir, connections=connections,
-        publish=lambda done: write_output(done.state, loaded, out_dir, done.work_root))
-    written = outcome.published or Output(None, stale=left_by_earlier_run(loaded, out_dir))
+        reports_dir=out_dir, connections=connections, publish=publish)
+    if snapshot is not None:
+        repair = outcome.published if isinstance(outcome.published, RepairOutput) \
+            else RepairOutput()
+        return FolderRun(outcome, Output(None, stale=repair.stale), repair)
+    written = outcome.published if isinstance(outcome.published, Output) \
+        else Output(None, stale=left_by_earlier_run(loaded, out_dir))
     return FolderRun(outcome, written)

@@ -25,11 +25,13 @@ from selfcorrect_action.records import evolve
 from selfcorrect_action.repair.repository import Snapshot
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.model_fit import fitted
+from selfcorrect_action.runs.orchestration import drive_for
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.runs.stoppable import StoppableExecutor, StoppableLLM
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.derived_image import ensure_derived
+from selfcorrect_action.sandbox.egress.policy import settings_from_environ
 from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.image import ensure_image
 from selfcorrect_action.sandbox.models import InputFile, Limits
@@ -64,8 +66,10 @@ class RunSession:
                  cancel: CancelToken | None = None, llm: LLM | None = None,
                  engine: Engine | None = None, sandbox: Executor | None = None,
                  priced: bool = True, server: ServerInfo | None = None,
-                 task_prompt: str = "", repository: Snapshot | None = None,
-                 requirements: str | None = None) -> None:
+                 task_prompt: str = "", replay_from: int = 0,
+                 traced: Callable[[LLM], LLM] | None = None,
+                 repository: Snapshot | None = None, requirements: str | None = None,
+                 fit_note: dict[str, str] | None = None) -> None:
         self.models = models
         self.settings = settings
         self._limits = limits
@@ -82,6 +86,12 @@ class RunSession:
         self._deps: Deps | None = None
         self.server = server  # what answered at --api-base, if asked
         self._task_prompt = task_prompt
+        # How the run asks for code, once run() decided; a recording's header says it.
+        self._fit: dict[str, str] = fit_note if fit_note is not None else {}
+        # Where a replay starts: a resumed run's calls so far were its first exchanges.
+        self._replay_from = replay_from
+        # What wraps the model client (each call an MLflow trace), on the calling thread.
+        self._traced = traced or (lambda llm: llm)
 
     def __enter__(self) -> RunSession:
         try:
@@ -105,16 +115,23 @@ class RunSession:
     def llm(self) -> LLM:
         return self._opened().llm
 
+    @property
+    def deps(self) -> Deps:
+        """What the loop's steps get, opened: to run them under another orchestrator, or as
+        nodes of a larger LangGraph application (docs/langgraph.md)."""
+        return self._opened()
+
     def run(self, state: RunState) -> RunState:
         deps = self._opened()
-        state = fitted(state, self.settings, self.server)
+        state = fitted(state, self.settings, self.server, recorded_fit(self.settings))
+        self._fit.update(profile=state.profile, generation=state.generation)
         if state.profile != "standard" or state.generation != "chat":
             deps.on_event("llm", f"asking for code with the {state.profile} profile, "
                           f"{state.generation} generation")
         for warning in unpriced_cost_cap(state.budget.cost_usd, self.models, deps.price,
                                          replaying=self.settings.replaying):
             deps.on_event("budget", warning)
-        return run_loop(state, deps)
+        return run_loop(state, deps, drive=drive_for(self.settings, state, deps.on_event))
 
     def _opened(self) -> Deps:
         if self._deps is None:
@@ -128,10 +145,12 @@ class RunSession:
         # what was handed in is its caller's to stop.
         if llm is None:
             settings, self.server = detected(self.settings, self.models, say)
-            llm = StoppableLLM(llm_client(self.models, settings, secrets=self._secrets,
-                                          on_wait=lambda message: say("llm", message),
-                                          task_prompt=self._task_prompt),
-                               self.cancel)
+            llm = StoppableLLM(self._traced(llm_client(
+                self.models, settings, secrets=self._secrets,
+                on_wait=lambda message: say("llm", message), task_prompt=self._task_prompt,
+                fit=lambda: self._fit, replay_from=self._replay_from)), self.cancel)
+        else:
+            llm = self._traced(llm)
         image = ""
         if sandbox is None:
             # What the session connects it closes; an engine handed in stays open.
@@ -147,7 +166,13 @@ class RunSession:
                      if self.settings.sandbox_image else ensure_image(client, progress=progress))
             if self._requirements is not None:
                 image = ensure_derived(client, image, self._requirements, progress=progress)
-            opened = self._stack.enter_context(Sandbox(client, image, pool_size=1))
+            # The egress proxy reads credentials' secrets from the run's environment.
+            # A live model's call between attempts gives the pool's next container time to
+            # start and import once an attempt is done; a replayed answer comes at once, so
+            # there it starts beside the attempt.
+            opened = self._stack.enter_context(Sandbox(
+                client, image, pool_size=1, egress=settings_from_environ(self._environ),
+                refill="on_take" if self.settings.replaying else "after_run"))
             opened.warm(self._limits, self.settings.runtime)
             sandbox = StoppableExecutor(opened, self.cancel)
         scratch = self._stack.enter_context(
@@ -173,10 +198,24 @@ def detected(settings: RunSettings, models: ModelTiers, say: Callable[[str, str]
     return settings, server
 
 
+def recorded_fit(settings: RunSettings) -> Mapping[str, str]:
+    """How a replayed run's recording asked for code (its header says, when it does)."""
+    if settings.replay is None:
+        return {}
+    from selfcorrect_action.llm.recording import read_recording
+
+    header = read_recording(settings.replay).header
+    return {name: value for name, value in (("profile", header.profile),
+                                            ("generation", header.generation)) if value}
+
+
 def llm_client(models: ModelTiers, settings: RunSettings, *, secrets: Sequence[str],
-               on_wait: Callable[[str], None] | None = None, task_prompt: str = "") -> LLM:
-    """The model client a run's settings ask for: replayed, recorded, or live. A recording
-    names the task it was made for by its prompt's digest (`task_prompt`)."""
+               on_wait: Callable[[str], None] | None = None, task_prompt: str = "",
+               fit: Callable[[], Mapping[str, str]] | None = None,
+               replay_from: int = 0) -> LLM:
+    """The model client a run's settings ask for: replayed (from exchange `replay_from`),
+    recorded, or live. A recording names the task it was made for by its prompt's digest
+    (`task_prompt`)."""
     from selfcorrect_action.llm.factory import client_for  # litellm loads on first call
     from selfcorrect_action.llm.recording import task_digest
 
@@ -185,7 +224,8 @@ def llm_client(models: ModelTiers, settings: RunSettings, *, secrets: Sequence[s
         api_base=settings.api_base, timeout_s=settings.llm_timeout_s,
         retry=RetryPolicy(max_attempts=settings.llm_retries + 1), secrets=secrets,
         on_wait=on_wait, structured=settings.structured_output,
-        task_sha256=task_digest(task_prompt) if task_prompt else None,
+        task_sha256=task_digest(task_prompt) if task_prompt else None, fit=fit,
+        replay_from=replay_from,
     )
 
 
@@ -210,7 +250,7 @@ def spec_inputs(loaded: LoadedSpec) -> list[InputFile]:
 
 def spec_limits(loaded: LoadedSpec) -> Limits:
     contract = loaded.spec.contract
-    return Limits(memory_mb=contract.memory_mb, network=contract.network)
+    return Limits(memory_mb=contract.memory_mb)
 def _sees_images() -> Callable[[str], bool]:
     from selfcorrect_action.llm.limits import supports_images
 

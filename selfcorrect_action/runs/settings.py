@@ -13,11 +13,14 @@ from urllib.parse import urlsplit
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from selfcorrect_action.choices import (
+    DEFAULT_MLFLOW_STORE,
     GENERATIONS,
+    ORCHESTRATORS,
     PROFILES,
     RUNTIMES,
     STRUCTURED_CHOICES,
     Generation,
+    Orchestrator,
     Profile,
     Runtime,
     StructuredOutput,
@@ -35,6 +38,15 @@ ENV_RUNTIME = "SELFCORRECT_RUNTIME"
 ENV_SANDBOX_IMAGE = "SELFCORRECT_SANDBOX_IMAGE"
 ENV_PROFILE = "SELFCORRECT_PROFILE"
 ENV_GENERATION = "SELFCORRECT_GENERATION"
+ENV_ORCHESTRATOR = "SELFCORRECT_ORCHESTRATOR"
+ENV_CHECKPOINTS = "SELFCORRECT_CHECKPOINTS"
+# MLflow's own variables: a team that tracks with MLflow has them set already.
+ENV_MLFLOW = "MLFLOW_TRACKING_URI"
+ENV_MLFLOW_EXPERIMENT = "MLFLOW_EXPERIMENT_NAME"
+ENV_MLFLOW_TRACES = "SELFCORRECT_MLFLOW_TRACES"
+TRACKING_SCHEMES = ("http", "https", "file", "sqlite", "postgresql", "mysql", "mssql",
+                    "databricks", "databricks-uc", "uc")
+CHECKPOINTS_FILE = "checkpoints.sqlite"  # in the history folder, unless --checkpoints says
 DEFAULT_LLM_RETRIES = 3
 MAX_LLM_TIMEOUT_S = 3600.0
 MAX_LLM_RETRIES = 10
@@ -68,10 +80,28 @@ class RunSettings(BaseModel):
     # None: nowhere (no HOME to find the default under, or settings built in code).
     history: Path | None = None
     keep_history: bool = True
+    # What drives the loop's steps (issue 23), where LangGraph keeps each step's checkpoint
+    # (None: in the history folder), and the run an interrupted one is resumed as.
+    orchestrator: Orchestrator = "plain"
+    checkpoints: Path | None = None
+    resume: str | None = None
+    # MLflow tracking (issue 23): the tracking URI (None: none), the experiment (None: the
+    # front end's: "selfcorrect", the benchmark's own), and every model call as a trace.
+    mlflow: str | None = None
+    mlflow_experiment: str | None = None
+    mlflow_traces: bool = False
 
     @property
     def replaying(self) -> bool:
         return self.replay is not None
+
+    @property
+    def checkpoints_file(self) -> Path | None:
+        """The SQLite file of a LangGraph run's checkpoints; None: none are kept (no
+        history folder to keep them in, and no --checkpoints)."""
+        if self.checkpoints is not None:
+            return self.checkpoints
+        return self.history / CHECKPOINTS_FILE if self.history is not None else None
 
     @property
     def history_dir(self) -> Path | None:
@@ -145,6 +175,36 @@ def history_dir(raw: str, where: str) -> Path:
     return Path(raw.strip()).expanduser()
 
 
+def tracking_uri(raw: str, where: str) -> str:
+    """An MLflow tracking URI; a path is a local store (*.db: SQLite, else a folder: a
+    file store), made absolute so a run started elsewhere logs to the same one."""
+    value = raw.strip()
+    scheme = urlsplit(value).scheme
+    if scheme in TRACKING_SCHEMES or value in ("databricks", "databricks-uc", "uc"):
+        return value
+    if len(scheme) > 1:  # "C:" is a drive, not a scheme
+        raise UsageError(f"{where}: {raw!r} is not a tracking URI MLflow takes",
+                         hint="for example http://127.0.0.1:5000 (a tracking server), "
+                         "sqlite:///mlflow.db, or a path (FILE.db: SQLite; a folder: a file "
+                         "store)")
+    path = Path(value).expanduser().resolve()
+    return f"sqlite:///{path}" if path.suffix == ".db" else path.as_uri()
+
+
+def _switch(raw: str, where: str) -> bool:
+    """A flag that turns something on (--mlflow-traces), or a variable saying yes or no."""
+    value = raw.strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("0", "false", "no", "off"):
+        return False
+    raise UsageError(f"{where}: expected yes or no, got {raw!r}", hint=f"for example {where}=1")
+
+
+def file_path(raw: str, where: str) -> Path:
+    return Path(raw.strip()).expanduser()
+
+
 def _no(raw: str, where: str) -> bool:
     """A flag that turns something off (--no-history): given at all, it is off."""
     return False
@@ -199,6 +259,16 @@ SETTINGS: tuple[Setting, ...] = (
             "$XDG_DATA_HOME/selfcorrect, else ~/.local/share/selfcorrect",
             default_of=default_history_dir),
     Setting("keep_history", "--no-history", None, None, _no, "True: every run is recorded"),
+    Setting("orchestrator", "--orchestrator", None, ENV_ORCHESTRATOR,
+            _one_of(ORCHESTRATORS, "langgraph"), "plain"),
+    Setting("checkpoints", "--checkpoints", None, ENV_CHECKPOINTS, file_path,
+            f"{CHECKPOINTS_FILE} in the history folder"),
+    Setting("mlflow", "--mlflow", None, ENV_MLFLOW, tracking_uri,
+            f"no tracking (--mlflow alone: {DEFAULT_MLFLOW_STORE} in the current folder)"),
+    Setting("mlflow_experiment", "--mlflow-experiment", None, ENV_MLFLOW_EXPERIMENT,
+            _model_name, "selfcorrect (the benchmark's: selfcorrect-bench)"),
+    Setting("mlflow_traces", "--mlflow-traces", None, ENV_MLFLOW_TRACES, _switch,
+            "False: no traces"),
 )
 SETTING = {setting.name: setting for setting in SETTINGS}
 
@@ -222,7 +292,7 @@ def resolve(environ: Mapping[str, str], given: Mapping[str, Given | None]) -> Re
     """The one reading of a run's settings: what a front end was `given` (None = not
     given), then the environment variables of the table, then the defaults (the history's
     from the environment too: XDG_DATA_HOME or HOME). Settings that are not in the table
-    (replay, record, guidance) come only from `given`."""
+    (replay, record, guidance, resume) come only from `given`."""
     values: dict[str, object] = {}
     sources: dict[str, str] = {}
     for name, item in given.items():

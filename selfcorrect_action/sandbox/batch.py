@@ -114,7 +114,10 @@ class BatchSandbox(ContainerHost):
         first = requests[0]
         if any((r.runtime, r.limits) != (first.runtime, first.limits) for r in requests):
             raise ValueError("the requests of one batch must share a runtime and limits")
-        self._require_runtime(first.runtime, first.limits.network)
+        if any(r.network != "none" for r in requests):
+            raise ValueError("a batch runs without network: run requests that need it one "
+                             "by one (Sandbox.run), through the egress proxy")
+        self._require_runtime(first.runtime)
         key = self.key(first.limits, first.runtime)
         results: list[ExecutionResult] = []
         restarts = 0

@@ -37,15 +37,24 @@ class PoolKey(BaseModel):
 
 
 def container_config(
-    key: PoolKey, *, session: str, expires_at: float, idle_timeout_s: float, owner: str = ""
+    key: PoolKey, *, session: str, expires_at: float, idle_timeout_s: float, owner: str = "",
+    preload: tuple[str, ...] | None = None
 ) -> dict[str, Any]:
-    """Keyword arguments for docker's `containers.create`."""
+    """Keyword arguments for docker's `containers.create`. `preload`: the modules a warm
+    interpreter imports while the container waits (sandbox/warm.py), () for one that
+    imports nothing (it still saves the script the interpreter's own start), None for no
+    warm interpreter. In a boundary container any set but None means the frozen tests'
+    warm interpreter, which imports pytest and the boundary's plugin (the candidate's
+    interpreter there is pre-started anyway, and must import nothing before its module)."""
     config = _single_config(key, session=session, expires_at=expires_at,
                             idle_timeout_s=idle_timeout_s, owner=owner)
+    if preload is not None and not key.boundary:
+        config["command"] = [*config["command"], "--warm", ",".join(preload)]
     if key.boundary:
         config.update(_boundary_differences(key.limits))
         # The runner starts the candidate's interpreter while the container waits.
-        config["command"] = [*config["command"], "--boundary"]
+        config["command"] = [*config["command"], "--boundary",
+                             *(["--warm-tests"] if preload is not None else [])]
     return config
 
 
@@ -87,7 +96,9 @@ def _single_config(
         "detach": False,
         "tty": False,
         "environment": {},
-        "network_mode": "none" if limits.network == "none" else "bridge",
+        # Always: a contract's network goes through the egress tunnel (issue 19), never a
+        # bridge from which the metadata address and other containers are in reach.
+        "network_mode": "none",
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges:true"],
         "read_only": True,

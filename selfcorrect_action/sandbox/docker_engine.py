@@ -145,7 +145,11 @@ class DockerEngine:
 
     def labelled(self, label: str) -> list[ContainerInfo]:
         try:
-            found = self.client.containers.list(all=True, filters={"label": label})
+            # ignore_removed: the SDK inspects each listed container; one that another run
+            # removes in between (any busy shared engine) used to fail the whole list,
+            # and every caller then saw no container at all: the reaper reaped nothing.
+            found = self.client.containers.list(all=True, filters={"label": label},
+                                                ignore_removed=True)
         except _ENGINE_ERRORS:
             return []
         return [ContainerInfo(c.id, c.status, dict(c.labels or {})) for c in found]
@@ -161,6 +165,12 @@ class DockerEngine:
     def remove_image(self, image_id: str) -> None:
         with contextlib.suppress(*_ENGINE_ERRORS):
             self.client.images.remove(image_id)
+
+    def images_labelled(self, label: str) -> list[ImageInfo]:
+        with translated(f"listing the images labelled {label}"):
+            found = self.client.images.list(filters={"label": label})
+        return [ImageInfo(image.id, dict(image.labels or {}), tuple(image.tags or ()))
+                for image in found]
 
     def build_image(self, context: IO[bytes], *, tag: str, labels: Mapping[str, str],
                     nocache: bool) -> Iterator[dict[str, Any]]:

@@ -33,6 +33,7 @@ class ContainerInfo:
 class ImageInfo:
     id: str
     labels: Mapping[str, str] = field(default_factory=dict)
+    tags: tuple[str, ...] = ()  # repository:tag names; filled by images_labelled
 
 
 class Engine(Protocol):
@@ -65,7 +66,12 @@ class Engine(Protocol):
         ...
 
     def remove_image(self, image_id: str) -> None:
-        """Quietly keeps an image that is still in use."""
+        """Quietly keeps an image that is still in use. Given a repository:tag of an image
+        with other names, it removes that name only."""
+        ...
+
+    def images_labelled(self, label: str) -> list[ImageInfo]:
+        """Every image carrying `label`, with its tags."""
         ...
 
     def build_image(self, context: IO[bytes], *, tag: str, labels: Mapping[str, str],

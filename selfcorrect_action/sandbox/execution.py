@@ -11,6 +11,9 @@ from typing import Any
 from selfcorrect_action.errors import SandboxError, SandboxUnavailable
 from selfcorrect_action.sandbox import lifecycle
 from selfcorrect_action.sandbox.archive import extract_artifacts
+from selfcorrect_action.sandbox.egress.direct import with_direct_attempts
+from selfcorrect_action.sandbox.egress.policy import EgressSettings
+from selfcorrect_action.sandbox.egress.relay import EgressRelay
 from selfcorrect_action.sandbox.lifecycle import Prepared
 from selfcorrect_action.sandbox.models import (
     ArtifactRecord,
@@ -38,7 +41,25 @@ MAX_REJECTED_LISTED = 100
 NO_FILTER = "cannot install the syscall filter"
 
 
-def execute(prepared: Prepared, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
+def execute(prepared: Prepared, request: ExecutionRequest, artifact_dir: Path,
+            egress: EgressSettings | None = None) -> ExecutionResult:
+    relay = None
+    if request.network != "none":
+        relay = EgressRelay(request.network, egress or EgressSettings(), prepared.stream.send)
+    watched: list[Any] = []
+    try:
+        result = _execute(prepared, request, artifact_dir, relay, watched)
+    finally:
+        log = relay.close() if relay is not None else None
+    if log is None:
+        return result
+    log = with_direct_attempts(log, result.stderr.text, watched)
+    return result.model_copy(update={"network": log})
+
+
+def _execute(prepared: Prepared, request: ExecutionRequest, artifact_dir: Path,
+             relay: EgressRelay | None, watched: list[Any]) -> ExecutionResult:
+    """`watched` receives the network watch's entries from the runner's report (raw)."""
     stream = prepared.stream
     stream.deadline = time.monotonic() + STARTUP_TIMEOUT_S
     nonce = secrets.token_hex(16)
@@ -61,15 +82,19 @@ def execute(prepared: Prepared, request: ExecutionRequest, artifact_dir: Path) -
     started = time.monotonic()
     stream.deadline = started + request.timeout_s + KILL_GRACE_S
     try:
-        report = read_result(stream, nonce)
+        report = read_result(stream, nonce, relay.on_frame if relay is not None else None)
+        if relay is not None:
+            relay.close()  # the script is gone: end its connections before the artifacts
     except DeadlineExceeded:
         lifecycle.kill(prepared)
-        return _timed_out(request)
+        return _maybe_warm(prepared, request, _timed_out(request))
     except StreamClosed:
-        return _runner_died(prepared, request, started)
+        return _maybe_warm(prepared, request, _runner_died(prepared, request, started))
     except (ProtocolViolation, OSError) as exc:
         lifecycle.kill(prepared)
         return _broken(request, started, f"the runner's report was unreadable: {exc}")
+    direct = report.get("direct")
+    watched.extend(direct if isinstance(direct, list) else [])
     stream.deadline = time.monotonic() + ARTIFACT_TIMEOUT_S
     records, note = _artifacts(prepared, request, artifact_dir, report)
     return _from_report(prepared, request, report, records, note)
@@ -122,7 +147,21 @@ def _from_report(
         artifact_note=note,
         unchanged_inputs=_names(report.get("unchanged_inputs")),
         replaced_inputs=_names(report.get("replaced_inputs")),
+        start="warm" if report.get("start") == "warm" else "cold",
+        start_note=_text_or_none(report.get("start_note")),
+        preloaded=_names(report.get("preloaded")),
+        warm_rss_kb=_int_or_none(report.get("warm_rss_kb")),
     )
+
+
+def _maybe_warm(prepared: Prepared, request: ExecutionRequest, result: ExecutionResult
+                ) -> ExecutionResult:
+    """A result the runner did not report (it died, or was killed): which start the script
+    had is unknown, but the modules its container preloaded are, so the client can tell
+    whether a cold start must decide instead (gVisor ends the whole sandbox on OOM)."""
+    if not request.warm or not prepared.preload:  # None or () : nothing preloaded
+        return result
+    return result.model_copy(update={"preloaded": list(prepared.preload)})
 
 
 def _timed_out(request: ExecutionRequest) -> ExecutionResult:
@@ -173,6 +212,10 @@ def _names(raw: Any) -> list[str]:
     if not isinstance(raw, list):
         return []
     return [str(name)[:300] for name in raw if isinstance(name, str)][:MAX_REJECTED_LISTED]
+
+
+def _text_or_none(value: Any) -> str | None:
+    return value[:300] if isinstance(value, str) else None
 
 
 def _int_or_none(value: Any) -> int | None:

@@ -1,6 +1,6 @@
 """What both sandboxes share: an engine and an image, a pool of pre-started containers, a
 worker pool that removes used containers off the critical path, and one runtime check per
-(runtime, network). `Sandbox` (one execution per container) and `BatchSandbox` (many per
+runtime. `Sandbox` (one execution per container) and `BatchSandbox` (many per
 container) differ only in how they make a container and what they do with it.
 
 Constructing one does no I/O; `start()` connects, reaps orphans left by crashed runs, and
@@ -41,7 +41,7 @@ class ContainerHost:
         self._executor: ThreadPoolExecutor | None = None
         self._pool: WarmPool[Prepared] | None = None
         self._lock = threading.Lock()
-        self._checked_runtimes: set[tuple[str, str]] = set()
+        self._checked_runtimes: set[str] = set()
         self._background: set[Future[None]] = set()
 
     def start(self) -> Self:
@@ -50,7 +50,7 @@ class ContainerHost:
                                             thread_name_prefix=self.thread_name_prefix)
         if self._pool_size > 0:
             self._pool = WarmPool(self._make_pooled, lifecycle.destroy, size=self._pool_size,
-                                  executor=self._executor)
+                                  executor=self._executor, make_now=self._make_cold)
         return self
 
     def key(self, limits: Limits, runtime: Runtime = "runc", *, boundary: bool = False
@@ -61,7 +61,7 @@ class ContainerHost:
              ) -> None:
         """Pre-start containers for these limits (no-op without a pool)."""
         if self._pool is not None:
-            self._require_runtime(runtime, limits.network)
+            self._require_runtime(runtime)
             self._pool.warm(self.key(limits, runtime, boundary=boundary))
 
     def settle(self, timeout_s: float = 60.0) -> None:
@@ -86,8 +86,12 @@ class ContainerHost:
                  tb: TracebackType | None) -> None:
         self.close()
 
-    def _acquire(self, key: PoolKey) -> Prepared:
-        return self._pool.acquire(key) if self._pool else self._make_cold(key)
+    def _acquire(self, key: PoolKey, *, refill: bool = True) -> Prepared:
+        return self._pool.acquire(key, refill=refill) if self._pool else self._make_cold(key)
+
+    def _refill_pool(self, key: PoolKey) -> None:
+        if self._pool is not None:
+            self._pool.warm(key)
 
     def _make_pooled(self, key: PoolKey) -> Prepared:
         """A container that may wait in the pool for its request."""
@@ -110,10 +114,10 @@ class ContainerHost:
         with self._lock:
             self._background.discard(future)
 
-    def _require_runtime(self, runtime: str, network: str) -> None:
+    def _require_runtime(self, runtime: str) -> None:
         with self._lock:
-            if (runtime, network) in self._checked_runtimes:
+            if runtime in self._checked_runtimes:
                 return
-        engine_checks.require_runtime(self._engine, runtime, network=network)
+        engine_checks.require_runtime(self._engine, runtime)
         with self._lock:
-            self._checked_runtimes.add((runtime, network))
+            self._checked_runtimes.add(runtime)

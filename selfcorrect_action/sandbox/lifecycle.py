@@ -24,6 +24,8 @@ class Prepared:
     stream: AttachStream
     created_at: float = field(default_factory=time.monotonic)
     idle_timeout_s: float = 600.0
+    # What its warm interpreter imports while it waits; None: it has none.
+    preload: tuple[str, ...] | None = None
 
     def expired(self, now: float | None = None) -> bool:
         """A pooled container whose runner is about to give up waiting is not worth using."""
@@ -32,15 +34,15 @@ class Prepared:
 
 
 def prepare(engine: Engine, key: PoolKey, *, session: str, owner: str,
-            idle_timeout_s: float) -> Prepared:
+            idle_timeout_s: float, preload: tuple[str, ...] | None = None) -> Prepared:
     config = container_config(
         key, session=session, owner=owner,
         expires_at=time.time() + idle_timeout_s + _EXPIRY_MARGIN_S,
-        idle_timeout_s=idle_timeout_s,
+        idle_timeout_s=idle_timeout_s, preload=preload,
     )
     started = engine.start_container(config)
     return Prepared(key, engine, started.id, AttachStream(started.socket),
-                    idle_timeout_s=idle_timeout_s)
+                    idle_timeout_s=idle_timeout_s, preload=preload)
 
 
 def destroy(prepared: Prepared) -> None:

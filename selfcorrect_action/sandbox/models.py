@@ -10,6 +10,8 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from selfcorrect_action.choices import MAX_TIMEOUT_S, Runtime
+from selfcorrect_action.network_rules import NetworkPolicy
+from selfcorrect_action.sandbox.egress.records import NetworkLog
 
 SANDBOX_UID = 10001
 WORK_DIR = "/work"
@@ -34,7 +36,6 @@ class Limits(_Frozen):
     work_inodes: int = Field(default=8192, ge=64, description="files the work dir may hold")
     tmp_mb: int = Field(default=32, ge=1)
     shm_mb: int = Field(default=16, ge=1)
-    network: Literal["none", "open"] = "none"
 
 
 class OutputCaps(_Frozen):
@@ -100,6 +101,15 @@ class ExecutionRequest(_Frozen):
     boundary: Boundary | None = Field(
         default=None, description="run the tests apart from the candidate (its own container "
         "kind: root with CAP_SETUID and CAP_SETGID, two uids)")
+    # Not a container setting: every container has network_mode=none, and a request with a
+    # network gets the egress tunnel and its proxy (issue 19). So no pool key depends on it.
+    network: NetworkPolicy = "none"
+    warm: bool = Field(
+        default=True, description="let a warm interpreter (its libraries imported before the "
+        "request came) become the script; False: always a fresh interpreter")
+    warm_wait_s: float = Field(
+        default=10.0, ge=0, le=60, description="how long the script's start may wait for a "
+        "warm interpreter still importing (its imports would take as long in a cold one)")
 
 
 def script_argv(name: str) -> list[str]:
@@ -164,4 +174,16 @@ class ExecutionResult(_Frozen):
         description="a boundary run's shared files (inputs, the candidate's carried output) "
         "that were not as placed when the tests ended: replaced or changed while they ran",
     )
+    network: NetworkLog | None = Field(
+        default=None, description="the egress proxy's connection log; None without network")
+    start: Literal["cold", "warm"] = Field(
+        default="cold", description="warm: a pre-started interpreter with the preloaded "
+        "modules imported became the script; cold: a fresh interpreter ran it")
+    start_note: str | None = Field(
+        default=None, description="why a container with a warm interpreter started the "
+        "script cold, or why a warm attempt was run again cold")
+    preloaded: list[str] = Field(
+        default_factory=list, description="the modules the warm interpreter had imported")
+    warm_rss_kb: int | None = Field(
+        default=None, description="the warm interpreter's resident memory at the hand-over")
 

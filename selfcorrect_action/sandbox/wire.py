@@ -11,7 +11,9 @@ import contextlib
 import json
 import socket
 import struct
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 from selfcorrect_action.sandbox.models import ExecutionRequest
@@ -19,8 +21,9 @@ from selfcorrect_action.sandbox.models import ExecutionRequest
 # The client's copy of the protocol's version: sandbox/runner.py carries the runner's, and
 # the sandbox image carries that one as a label (image.PROTOCOL_LABEL), checked before a
 # prebuilt image's first container (prebuilt.py). tests/unit/sandbox/test_wire.py holds the
-# two copies equal; bump both with any change either side would misread.
-PROTOCOL_VERSION = 3
+# two copies equal; bump both with any change either side would misread. 4: the egress
+# tunnel's NET frames between STARTED and RESULT (issue 19).
+PROTOCOL_VERSION = 5
 _STDOUT, _STDERR = 1, 2
 MAX_RESULT_HEADER = 2 * 1024 * 1024
 STDERR_KEEP = 8192
@@ -51,9 +54,13 @@ def encode_request(request: ExecutionRequest, *, deadline_s: float, nonce: str) 
         "deadline_s": deadline_s,
         "caps": request.caps.model_dump(),
         "wanted": request.artifact_paths,
+        "warm": request.warm,
+        "warm_wait_s": request.warm_wait_s,
     }
     if request.boundary is not None:
         header["boundary"] = request.boundary.model_dump()
+    if request.network != "none":
+        header["egress"] = True  # the runner opens its tunnel (sandbox/egress_tunnel.py)
     header_bytes = json.dumps(header).encode()
     # The files' bytes back to back, as the header lists them: the runner needs no tarfile.
     payload = b"".join(f.data for f in request.files)
@@ -72,10 +79,13 @@ class AttachStream:
         self._eof = False
         self.stderr = bytearray()
         self.deadline: float | None = None
+        # The egress relay's threads write the tunnel's frames while this thread reads.
+        self._send_lock = threading.Lock()
 
     def send(self, data: bytes) -> None:
-        self._sock.settimeout(self._remaining())
-        self._sock.sendall(data)
+        with self._send_lock:
+            self._sock.settimeout(self._remaining())
+            self._sock.sendall(data)
 
     def close(self) -> None:
         with contextlib.suppress(OSError):
@@ -161,17 +171,45 @@ def read_started(stream: AttachStream) -> None:
         raise ProtocolViolation(f"expected STARTED, got {line[:64]!r}")
 
 
-def read_result(stream: AttachStream, nonce: str) -> dict[str, Any]:
-    """`RESULT <nonce> <length>` then the report: one script's run."""
-    (size,) = read_header(stream, b"RESULT", nonce, fields=1, max_line=128)
-    return read_report(stream, size, MAX_RESULT_HEADER, "result header")
+# What the runner's tunnel sends in one frame at most (egress_tunnel.CHUNK is 64 KiB).
+MAX_NET_FRAME = 1024 * 1024
+OnNet = Callable[[int, bytes, bytes], None]
+
+
+def read_result(stream: AttachStream, nonce: str, on_net: OnNet | None = None
+                ) -> dict[str, Any]:
+    """`RESULT <nonce> <length>` then the report: one script's run. Before it, with the
+    network on, the tunnel's `NET <nonce> <id> <kind> <length>` frames, each handed to
+    `on_net(id, kind, payload)` as it comes."""
+    while True:
+        line = stream.read_line(128)
+        if line.startswith(b"NET ") and on_net is not None:
+            conn_id, kind, size = _net_header(line, nonce)
+            on_net(conn_id, kind, stream.read_exact(size))
+            continue
+        (size,) = parse_header(line, b"RESULT", nonce, fields=1)
+        return read_report(stream, size, MAX_RESULT_HEADER, "result header")
+
+
+def _net_header(line: bytes, nonce: str) -> tuple[int, bytes, int]:
+    parts = line.split()
+    if (len(parts) != 5 or not parts[2].isdigit() or parts[3] not in (b"OPEN", b"DATA", b"END")
+            or not parts[4].isdigit() or int(parts[4]) > MAX_NET_FRAME):
+        raise ProtocolViolation(f"a malformed tunnel frame: {line[:64]!r}")
+    if parts[1] != nonce.encode():
+        raise Tampered("a tunnel frame with the wrong nonce: the script wrote into the "
+                       "runner's channel")
+    return int(parts[2]), parts[3], int(parts[4])
 
 
 def read_header(stream: AttachStream, verb: bytes, nonce: str, *, fields: int,
                 max_line: int) -> list[int]:
     """A `<verb> <nonce> <n>...` line with `fields` whole numbers after the nonce (the one
     parser of every result line the runner writes: RESULT, ITEM-RESULT)."""
-    line = stream.read_line(max_line)
+    return parse_header(stream.read_line(max_line), verb, nonce, fields=fields)
+
+
+def parse_header(line: bytes, verb: bytes, nonce: str, *, fields: int) -> list[int]:
     parts = line.split()
     if (len(parts) != 2 + fields or parts[0] != verb
             or not all(part.isdigit() for part in parts[2:])):

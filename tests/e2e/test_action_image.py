@@ -217,7 +217,9 @@ def test_the_package_data_is_inside_the_venv(docker_client: docker.DockerClient,
 
 # The import names of the optional extras (pyproject.toml), which the action's image leaves
 # out: `selfcorrect mcp` and the other front ends that need them say how to install them.
-OPTIONAL_PACKAGES = frozenset({"mcp", "langgraph", "mlflow"})
+# The extras' own packages, as our modules import them (langgraph.py takes RunnableConfig
+# from langchain_core, which LangGraph is built on).
+OPTIONAL_PACKAGES = frozenset({"mcp", "langgraph", "langchain_core", "mlflow"})
 
 
 @pytest.mark.docker

@@ -15,6 +15,7 @@ import json
 import os
 import queue
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -40,8 +41,11 @@ from selfcorrect_action.sandbox.config import LABEL_OWNER
 from tests.fakes.replays import fenced, write_replay
 
 SECRET = f"mcp-e2e-{secrets.token_hex(12)}"
-TOOLS = {"run_task", "start_run", "get_run", "cancel_run", "exec", "validate", "list_runs",
-         "get_audit"}
+TOOLS = {"run_task", "repair", "start_run", "get_run", "cancel_run", "exec", "validate",
+         "list_runs", "get_audit"}
+EXAMPLES = Path(__file__).parents[2] / "examples"
+CALC_PROMPT = ("mean() returns the wrong value: mean([2, 4, 6]) gives 3.0 instead of 4.\n"
+               "Fix it without changing what the other functions do.")
 HELLO: dict[str, Any] = {
     "prompt": "Print hello over MCP.", "output": "scripts/hello.py", "judge": False,
     "budget": {"patch_attempts": 1, "rethink_attempts": 0},
@@ -68,8 +72,18 @@ def _root(root: Path) -> Path:
     write_replay(root / "hello.jsonl", HELLO["prompt"], hello)
     write_replay(root / "slow.jsonl", SLOW["prompt"],
                  [("generate", fenced("import time\ntime.sleep(100)\nprint('hello')"))])
+    # The model says the key back (an echo of what it was shown, say): no result may carry it.
+    write_replay(root / "leaky.jsonl", HELLO["prompt"],
+                 [("generate", fenced(f"print('hello')\nprint('key: {SECRET}')"))])
     write_replay(root / "prompt.jsonl", PROMPT, [
         ("plan", PLAN), ("generate", fenced("print('hello')")), ("judge", JUDGE)])
+    # A repository to repair: the example's, committed, with its recorded replay.
+    shutil.copytree(EXAMPLES / "repair" / "calc", root / "calc")
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@invalid", "commit", "-qm", "start"]):
+        subprocess.run(["git", "-C", str(root / "calc"), *args], check=True,
+                       capture_output=True)
+    shutil.copy(EXAMPLES / "replays" / "repair_calc.jsonl", root / "repair_calc.jsonl")
     (root.parent / "outside").mkdir()
     (root.parent / "outside" / "secret.txt").write_text("not the client's\n")
     (root / "leak.txt").symlink_to(root.parent / "outside" / "secret.txt")
@@ -193,7 +207,8 @@ def passed_run(client: Client) -> tuple[dict[str, Any], list[str]]:
 
 def _containers(docker_client: Any, pid: int) -> list[Any]:
     owner = f"{socket.gethostname()}:{pid}"
-    return docker_client.containers.list(all=True, filters={"label": f"{LABEL_OWNER}={owner}"})
+    return docker_client.containers.list(
+        all=True, filters={"label": f"{LABEL_OWNER}={owner}"}, ignore_removed=True)
 
 
 def _until(check: Callable[[], Any], what: str) -> Any:
@@ -244,6 +259,35 @@ def test_run_task_takes_a_prompt_and_records_it_as_the_spec(client: Client) -> N
     assert result["output"].endswith("/scripts/print_hello_from_a_prompt_over.py")
     state = load_run_json(Path(result["run_json"]).read_text())
     assert (state.spec.prompt, state.spec_source) == (PROMPT, "prompt")
+
+
+def test_repair_fixes_a_repository_under_the_root_and_applies_the_fix(client: Client) -> None:
+    progress: list[str] = []
+    result = client.structured("repair", {
+        "repository": "calc", "prompt": CALC_PROMPT, "files": ["src/calc/*.py"],
+        "budget": {"patch_attempts": 2, "rethink_attempts": 1}, "apply": True,
+        "replay": "repair_calc.jsonl"}, progress)
+
+    assert (result["status"], result["exit_code"], result["attempts"]) == ("passed", 0, 3)
+    core = client.root / "calc" / "src" / "calc" / "core.py"
+    assert result["applied"] and result["changed_files"] == [str(core)]
+    assert "return total(values) / len(values)\n" in core.read_text()
+    assert result["diff"].startswith("--- a/src/calc/core.py\n+++ b/src/calc/core.py\n")
+    folder = client.root / ".selfcorrect" / "mcp-runs" / result["run_id"]
+    assert Path(result["diff_path"]) == folder / "changes.diff"
+    assert any(line.startswith("review") for line in progress), "the reviewer was asked"
+    status = subprocess.run(["git", "-C", str(client.root / "calc"), "status", "--porcelain"],
+                            capture_output=True, text=True, check=True).stdout
+    assert status == " M src/calc/core.py\n", "the fix and nothing else"
+
+
+def test_repair_refuses_a_repository_outside_the_root_and_unmatched_files(
+        client: Client) -> None:
+    outside = client.call("repair", {"repository": "..", "prompt": "fix", "files": ["*.py"]})
+    assert outside.is_error and "outside the server's root" in _text(outside)
+    unmatched = client.call("repair", {"repository": "calc", "prompt": "fix",
+                                       "files": ["src/nothing/*.py"]})
+    assert unmatched.is_error and "src/nothing/*.py" in _text(unmatched)
 
 
 def test_list_runs_get_audit_and_the_audit_resource_read_the_runs(
@@ -501,3 +545,24 @@ def test_the_servers_runtime_reaches_its_sandboxes(client: Client, docker_client
         server.process.stdin.close()
         server.end()
     assert (result["passed"], result["runtime"], result["stdout"]) == (True, "runsc", "hello\n")
+
+
+def test_the_servers_replay_plays_in_every_run_and_results_are_redacted(
+        client: Client) -> None:
+    """`selfcorrect mcp --replay FILE`: a run_task call without a replay of its own plays the
+    server's, and what the run returns (code, output, summary) never holds the server's key."""
+    # A flag's path is the command line's, read from where the server starts.
+    server = RawServer(client.root, "--replay", str(client.root / "leaky.jsonl"))
+    try:
+        server.initialize()
+        answer = server.call("run_task", {"spec_path": "tasks/hello.yml"})
+    finally:
+        assert server.process.stdin is not None
+        server.process.stdin.close()
+        server.end()
+    result = answer["structuredContent"]
+    assert (result["status"], result["replayed"]) == ("passed", True), result
+    assert "[REDACTED:secret]" in result["code"], result["code"]
+    assert SECRET not in json.dumps(answer)
+    run_json = Path(result["run_json"]).read_text()
+    assert SECRET not in run_json and "[REDACTED:secret]" in run_json

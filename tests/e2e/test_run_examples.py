@@ -1,9 +1,12 @@
 """`selfcorrect run` end to end on every example: its recorded replay played back through
 litellm's replay provider, the real loop and the real sandbox, reaching the status and the
-failure categories the recording implies, with run.json and AUDIT.md written."""
+failure categories the recording implies, with run.json and AUDIT.md written; and the same
+run.json under `--orchestrator langgraph` (issue 23)."""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,7 @@ import pytest
 from selfcorrect_action.cli import main
 from selfcorrect_action.loop.state import Strategy
 from selfcorrect_action.report.run_json import load_run_json
+from tests.orchestration import comparable
 
 ROOT = Path(__file__).parents[2]
 # example: (exit code, status, the category of each failed attempt, strategy of each attempt)
@@ -31,14 +35,34 @@ def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.mark.usefixtures("sandbox_image")
+ExampleRun = Callable[[str, str], tuple[int, Path]]
+
+
+@pytest.fixture(scope="module")
+def example_run(sandbox_image: str, tmp_path_factory: pytest.TempPathFactory
+                ) -> Iterator[ExampleRun]:
+    """An example's run under an orchestrator, made once for the module: (exit code, the
+    output folder). The plain runs serve both the outcome test and the comparison."""
+    made: dict[tuple[str, str], tuple[int, Path]] = {}
+
+    def run(name: str, orchestrator: str) -> tuple[int, Path]:
+        if (name, orchestrator) not in made:
+            out = tmp_path_factory.mktemp(f"{name}-{orchestrator}")
+            code = main(["run", f"examples/tasks/{name}.yml", "--replay",
+                         f"examples/replays/{name}.jsonl", "--out", str(out),
+                         "--orchestrator", orchestrator,
+                         "--checkpoints", str(out.parent / f"{out.name}.sqlite")])
+            made[name, orchestrator] = code, out
+        return made[name, orchestrator]
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(ROOT)
+        yield run
+
+
 @pytest.mark.parametrize("name", list(EXPECTED))
-def test_example_replays_to_its_recorded_outcome(
-    name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.chdir(ROOT)
-    code = main(["run", f"examples/tasks/{name}.yml", "--replay",
-                 f"examples/replays/{name}.jsonl", "--out", str(tmp_path)])
+def test_example_replays_to_its_recorded_outcome(name: str, example_run: ExampleRun) -> None:
+    code, tmp_path = example_run(name, "plain")
     exit_code, status, categories, strategies = EXPECTED[name]
     state = load_run_json((tmp_path / "run.json").read_text())
     assert (code, state.status.value) == (exit_code, status), state.stop_reason
@@ -56,6 +80,18 @@ def test_example_replays_to_its_recorded_outcome(
     for attempt in state.attempts[:-1]:
         assert attempt.packet is not None  # every failure fed a repair packet forward
         assert attempt.strategy is not Strategy.INITIAL or attempt.index == 1
+
+
+@pytest.mark.parametrize("name", list(EXPECTED))
+def test_langgraph_gives_every_example_the_same_run_json(name: str,
+                                                          example_run: ExampleRun) -> None:
+    (plain_code, plain), (graph_code, graph) = (example_run(name, orchestrator)
+                                                for orchestrator in ("plain", "langgraph"))
+    assert graph_code == plain_code
+    graph_json = json.loads((graph / "run.json").read_text())
+    assert graph_json["orchestrator"] == "langgraph"
+    assert comparable(graph_json) == comparable(json.loads((plain / "run.json").read_text()))
+    assert sorted(p.name for p in graph.iterdir()) == sorted(p.name for p in plain.iterdir())
 
 
 @pytest.mark.usefixtures("sandbox_image")

@@ -123,6 +123,6 @@ def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path, docker_client) -> None
     assert state.stop_reason.startswith("interrupted by SIGTERM")
     owner = f"{LABEL_OWNER}={socket.gethostname()}:{child.pid}"
     deadline = time.monotonic() + 30  # the last removals run in the child's own shutdown
-    while docker_client.containers.list(all=True, filters={"label": owner}):
+    while docker_client.containers.list(all=True, filters={"label": owner}, ignore_removed=True):
         assert time.monotonic() < deadline, "the run left containers behind"
         time.sleep(0.5)

@@ -136,6 +136,10 @@ class FakeEngine:
         self.images = {tag: labels for tag, labels in self.images.items()
                        if f"sha256:{tag}" != image_id and tag != image_id}
 
+    def images_labelled(self, label: str) -> list[ImageInfo]:
+        return [ImageInfo(f"sha256:{tag}", dict(labels), (tag,))
+                for tag, labels in self.images.items() if label in labels]
+
     def build_image(self, context: IO[bytes], *, tag: str, labels: Mapping[str, str],
                     nocache: bool) -> Iterator[dict[str, Any]]:
         yield {"stream": f"Step 1/1 : building {tag}\n"}

@@ -4,15 +4,17 @@ pytest would, in a junit XML file among the artifacts and an exit status that ag
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
-from xml.sax.saxutils import quoteattr
+from xml.sax.saxutils import escape, quoteattr
 
 from selfcorrect_action.repair.test_run import REPORT_PATH
 from selfcorrect_action.sandbox.models import ArtifactRecord, ExecutionRequest, ExecutionResult
 
 # test id -> (outcome, message)
 Outcomes = dict[str, tuple[str, str]]
+_FRAME = re.compile(r"\S+:\d+: in \S")
 
 
 class SuiteSandbox:
@@ -38,12 +40,19 @@ class SuiteSandbox:
 
 
 def junit(results: Outcomes) -> str:
+    """A failure's message is its one `E` line under a frame of the test; a message that is
+    pytest's whole `--tb=short` text (it starts with a frame) is the failure's text as it
+    is, and its `E` lines the message, as pytest writes them."""
     cases = []
     for test_id, (outcome, message) in results.items():
         path, _, name = test_id.partition("::")
         module = path.removesuffix(".py").replace("/", ".")
-        inner = {"passed": "", "failed": f"<failure message={quoteattr(message)}>{path}:1: in "
-                 f"{name}\nE   {message}</failure>", "error": f"<error message="
+        text = f"{path}:1: in {name}\nE   {message}"
+        if _FRAME.match(message):
+            text, message = message, "\n".join(
+                line[4:] for line in message.splitlines() if line.startswith("E   "))
+        inner = {"passed": "", "failed": f"<failure message={quoteattr(message)}>"
+                 f"{escape(text)}</failure>", "error": f"<error message="
                  f"{quoteattr(message)}/>", "skipped": "<skipped/>"}[outcome]
         cases.append(f'<testcase classname="{module}" name="{name}" file="{path}" line="1">'
                      f"{inner}</testcase>")

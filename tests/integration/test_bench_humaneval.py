@@ -1,5 +1,5 @@
 """`selfcorrect bench humaneval` for real (Docker): canonical on 5 problems in both isolation
-modes, mutants on 3, samples with a gate, the model mode against the local OpenAI-compatible
+modes, mutants on 2, samples with a gate, the model mode against the local OpenAI-compatible
 server and then replayed, and what a batch container keeps apart between its items."""
 
 from __future__ import annotations
@@ -49,22 +49,24 @@ def test_canonical_agrees_with_the_reference_harness(
 
 def test_mutants_are_caught_repaired_and_no_cheat_passes(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["bench", "humaneval", "--mode", "mutants", "--limit", "3",
+    # Two problems: every cheat of the suite against each (tests/security/test_cheats.py
+    # runs them all, on every strategy, through the loop).
+    code = main(["bench", "humaneval", "--mode", "mutants", "--limit", "2",
                  "--isolation", "batch", "--out", str(tmp_path)])
     table = capsys.readouterr().out
     assert code == 0
     (run,) = results(tmp_path).values()
     items = run["items"]
     scored = {k: v for k, v in items.items() if k.count(":") == 1}
-    assert len(scored) >= 6 and sum(not v["passed"] for v in scored.values()) >= 6
+    assert len(scored) >= 4 and sum(not v["passed"] for v in scored.values()) >= 4
     repairs = [v for k, v in items.items() if k.endswith(":repair")]
     assert repairs and all(r["passed"] and r["attempts"] == 2 for r in repairs)
     assert all(r["expected_vs_actual"] or not r["assertion"] for r in repairs)
     cheats = {k: v for k, v in items.items() if ":cheat:" in k}
-    assert len(cheats) == 3 * len(CHEATS) and not any(v["passed"] for v in cheats.values())
+    assert len(cheats) == 2 * len(CHEATS) and not any(v["passed"] for v in cheats.values())
     controls = {k: v for k, v in items.items() if ":control:" in k}
     assert any(v["passed"] for v in controls.values())  # what the boundary is for
-    assert "| pytest_hook | 3 | 0 | 3/3 |" in table
+    assert "| pytest_hook | 2 | 0 | 2/2 |" in table
 
 
 def test_samples_are_scored_beside_the_reference_and_gated(
@@ -190,3 +192,23 @@ def test_a_batch_keeps_its_items_apart(docker_engine: object, sandbox_image: str
                                                   "/dev/shm/left-in-shm",
                                                   "/work/i0/run/mine.txt")]
     assert later[4] == "sleepers []"
+
+
+def test_the_frozen_tests_judge_the_same_with_a_warm_pytest_as_with_a_cold_one(
+        tmp_path: Path) -> None:
+    """Issue 20: twenty samples (ten canonical, ten broken: an endless loop, os._exit(0), an
+    always-equal object, sys.exit(0), a syntax error...) judged by frozen tests whose pytest
+    started per candidate, then by ones whose pytest was imported before the candidate came:
+    every verdict and category the same."""
+    samples = Path(__file__).parents[2] / "benchmarks" / "humaneval-samples-20.jsonl"
+    verdicts = {}
+    for start in ("cold", "warm"):
+        out = tmp_path / start
+        assert main(["bench", "humaneval", "--mode", "samples", "--samples", str(samples),
+                     "--no-reference", "--start", start, "--out", str(out)]) == 0
+        (key, run), = results(out).items()
+        assert f"/{start}/" in key and run["settings"]["start"] == start
+        verdicts[start] = {item: (record["passed"], record["category"])
+                           for item, record in run["items"].items()}
+    assert verdicts["warm"] == verdicts["cold"]
+    assert sum(passed for passed, _ in verdicts["warm"].values()) == 10

@@ -11,10 +11,15 @@ import sys
 import textwrap
 import threading
 import time
+import uuid
+
+import docker
+import pytest
 
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
-from selfcorrect_action.sandbox.config import LABEL_SESSION
+from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES, LABEL_SESSION
+from selfcorrect_action.sandbox.docker_engine import DockerEngine
 from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
 
 CHILD = textwrap.dedent(
@@ -25,7 +30,8 @@ CHILD = textwrap.dedent(
     from selfcorrect_action.sandbox.client import Sandbox
     from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, Limits
 
-    box = Sandbox(engine.connect(), sys.argv[1], pool_size=1).start()
+    # Refilled as the execution takes its container: a pre-started one waits beside it.
+    box = Sandbox(engine.connect(), sys.argv[1], pool_size=1, refill="on_take").start()
     box.warm(Limits(), "runc")
     request = ExecutionRequest(argv=["python3", "s.py"], timeout_s=3,
                                files=[InputFile(path="s.py", data=b"import time; time.sleep(600)")])
@@ -39,7 +45,8 @@ CHILD = textwrap.dedent(
 
 def _containers(client, session: str, *, running_only: bool):
     return client.containers.list(all=not running_only,
-                                  filters={"label": f"{LABEL_SESSION}={session}"})
+                                  filters={"label": f"{LABEL_SESSION}={session}"},
+                                  ignore_removed=True)
 
 
 def test_a_killed_run_leaves_nothing_running_and_is_reaped(
@@ -97,3 +104,31 @@ def test_a_running_execution_is_not_reaped_however_long_it_runs(
     finally:
         worker.join(timeout=60)
     assert results and results[0].exit_code == 0 and "start" in results[0].stdout.text
+
+
+def test_a_container_removed_while_listing_hides_none_of_the_others(
+    docker_client, sandbox_image, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On a busy shared engine another run removes its containers while ours are listed:
+    the SDK inspects each listed one, and a vanished one used to fail the whole listing, so
+    the reaper saw nothing to reap (as it did in CI on a loaded machine)."""
+    session = uuid.uuid4().hex[:12]
+    labels = {LABEL: "1", LABEL_SESSION: session, LABEL_EXPIRES: "0"}
+    made = [docker_client.containers.create(sandbox_image, command=["true"], labels=labels,
+                                            network_mode="none") for _ in range(3)]
+    engine_client = docker.from_env()
+    listed = engine_client.api.containers
+
+    def listed_then_one_removed(*args: object, **kwargs: object) -> object:
+        found = listed(*args, **kwargs)
+        made[0].remove(force=True)  # another run's clean-up, between list and inspect
+        return found
+
+    monkeypatch.setattr(engine_client.api, "containers", listed_then_one_removed)
+    try:
+        seen = DockerEngine(engine_client).labelled(f"{LABEL_SESSION}={session}")
+        assert sorted(c.id for c in seen) == sorted(c.id for c in made[1:])
+    finally:
+        engine_client.close()
+        for container in made[1:]:
+            container.remove(force=True)

@@ -13,6 +13,7 @@ could not, and the run must report every test passed.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,8 +26,16 @@ from selfcorrect_action.evaluation.junit import (
 )
 from selfcorrect_action.evaluation.spec_tests import judge_test_run
 from selfcorrect_action.sandbox import lifecycle
+from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.sandbox.docker_engine import DockerEngine
 from selfcorrect_action.sandbox.execution import execute
-from selfcorrect_action.sandbox.models import Boundary, ExecutionRequest, InputFile, Limits
+from selfcorrect_action.sandbox.models import (
+    Boundary,
+    ExecutionRequest,
+    ExecutionResult,
+    InputFile,
+    Limits,
+)
 
 pytestmark = pytest.mark.docker
 
@@ -288,17 +297,42 @@ def _request(candidate: str, module: str, tests: str, runtime: Runtime, *, timeo
         artifact_paths=[PYTEST_JUNIT_PATH])
 
 
-def test_the_candidate_cannot_reach_the_tests(sandbox, runtime: Runtime, tmp_path: Path) -> None:
+@pytest.fixture(params=["cold", "warm"])
+def boundary_box(request: pytest.FixtureRequest, docker_engine: DockerEngine, sandbox_image: str,
+                 runtime: Runtime) -> Iterator[Callable[[ExecutionRequest, Path],
+                                                       ExecutionResult]]:
+    """Run a boundary request with the tests' pytest started cold, or warm: their
+    interpreter started before the request, as their uid, with pytest imported (issue 20),
+    asserted to have served it."""
+    warm = request.param == "warm"
+    # One container per request: the fixture fills the pool itself before each.
+    with Sandbox(docker_engine, sandbox_image, pool_size=1 if warm else 0, warm=warm,
+                 refill="never") as box:
+
+        def run(request: ExecutionRequest, folder: Path) -> ExecutionResult:
+            request = request.model_copy(update={"warm_wait_s": 60})
+            if warm:
+                box.warm(request.limits, request.runtime, boundary=True)
+                box.settle()
+            result = box.run(request, folder)
+            assert result.start == ("warm" if warm else "cold"), result
+            return result
+
+        yield run
+
+
+def test_the_candidate_cannot_reach_the_tests(boundary_box, runtime: Runtime, tmp_path: Path
+                                              ) -> None:
     request = _request(CANDIDATE, "candidate", TESTS, runtime,
                        extra=(InputFile(path="data.txt", data=b"the input"),))
-    result = sandbox.run(request, tmp_path / "artifacts")
+    result = boundary_box(request, tmp_path / "artifacts")
     verdict = judge_test_run(result, candidate="candidate.py")
     assert verdict.passed, result.stdout.text[-3000:]
     assert verdict.totals.passed == TESTS.count("\ndef test_")
 
 
 def test_a_shared_input_replaced_under_the_tests_fails_the_run(
-        sandbox, runtime: Runtime, tmp_path: Path) -> None:
+        boundary_box, runtime: Runtime, tmp_path: Path) -> None:
     """gVisor lets a rename replace another user's file in a sticky folder (Linux does not):
     under either runtime a swapped input is found when the tests end, and the run fails
     whatever they concluded from it."""
@@ -312,7 +346,7 @@ def test_a_shared_input_replaced_under_the_tests_fails_the_run(
         """
     request = _request(CANDIDATE, "candidate", "import os\n" + textwrap.dedent(tests),
                        runtime, extra=(InputFile(path="data.txt", data=b"the input"),))
-    result = sandbox.run(request, tmp_path / "artifacts")
+    result = boundary_box(request, tmp_path / "artifacts")
     verdict = judge_test_run(result, candidate="candidate.py")
     if runtime == "runc":
         assert verdict.passed and result.replaced_inputs == [], verdict.evidence
@@ -322,9 +356,9 @@ def test_a_shared_input_replaced_under_the_tests_fails_the_run(
 
 
 def test_exit_crash_and_hang_are_errors_of_the_call_and_later_tests_still_run(
-        sandbox, runtime: Runtime, tmp_path: Path) -> None:
+        boundary_box, runtime: Runtime, tmp_path: Path) -> None:
     request = _request(CRASHES, "crashes", CRASH_TESTS, runtime, timeout_s=12)
-    result = sandbox.run(request, tmp_path / "artifacts")
+    result = boundary_box(request, tmp_path / "artifacts")
     junit = next(a for a in result.artifacts if a.path == PYTEST_JUNIT_PATH)
     assert junit.host_path is not None
     outcomes = {o.test_id.split("::")[1]: o for o in parse_junit_report(junit.host_path).outcomes}

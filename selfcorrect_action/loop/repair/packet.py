@@ -6,12 +6,12 @@ reviewer's reasons when it rejected the change."""
 from __future__ import annotations
 
 from selfcorrect_action.evaluation.pytest_traceback import detail_frames
-from selfcorrect_action.loop.feedback import build_packet, describe_frame, fit
+from selfcorrect_action.loop.feedback import build_packet, fit
 from selfcorrect_action.loop.repair.context import record
 from selfcorrect_action.loop.state import Attempt, NextStep, RepairPacket, RunState
 from selfcorrect_action.records import evolve
 from selfcorrect_action.repair.baseline import selects
-from selfcorrect_action.repair.verdict import in_files
+from selfcorrect_action.repair.verdict import allowed_file
 from selfcorrect_action.taxonomy import TestOutcome
 
 LOCATION_CHARS = 300
@@ -57,11 +57,17 @@ def _ordered(state: RunState, attempt: Attempt) -> list[TestOutcome]:
 
 
 def _location(state: RunState, tests: list[TestOutcome]) -> str:
-    inside = in_files(record(state).allowed)
+    """The innermost frame inside an allowed file of the first test that has one, named by
+    its path in the repository (several allowed files may share a name: `__init__.py`)."""
+    allowed = set(record(state).allowed)
     for test in tests:
-        frames = [frame for frame in detail_frames(test.detail) if inside(frame.file)]
-        if frames:
-            return describe_frame(frames[-1])[:LOCATION_CHARS]
+        for frame in reversed(detail_frames(test.detail)):
+            path = allowed_file(frame.file, allowed)
+            if path is not None:
+                where = f"{path}:{frame.line}" + (f" in {frame.function}"
+                                                  if frame.function else "")
+                return (f"{where}: {frame.source}" if frame.source else where)[
+                    :LOCATION_CHARS]
     return ""
 
 

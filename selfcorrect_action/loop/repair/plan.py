@@ -21,7 +21,7 @@ from selfcorrect_action.loop.repair.context import originals, record
 from selfcorrect_action.loop.state import PlanRecord, RejectedReply, RunState
 from selfcorrect_action.records import evolve
 from selfcorrect_action.repair.answer import normal_path
-from selfcorrect_action.repair.verdict import in_files
+from selfcorrect_action.repair.verdict import allowed_file
 from selfcorrect_action.taxonomy import TestOutcome
 from selfcorrect_action.templating import render
 
@@ -105,16 +105,13 @@ def target_failures(state: RunState) -> list[TestOutcome]:
 
 def suspects(state: RunState, deps: Deps) -> list[str]:
     """Allowed files the failing tests' tracebacks pass through, innermost first."""
-    allowed = record(state).allowed
-    inside = in_files(allowed)
+    allowed = set(record(state).allowed)
     found: list[str] = []
     for outcome in target_failures(state):
         for frame in reversed(detail_frames(outcome.detail)):
-            if inside(frame.file):
-                file = frame.file.removeprefix("/work/")
-                path = next((a for a in allowed if file.endswith(a)), None)
-                if path is not None and path not in found:
-                    found.append(path)
+            path = allowed_file(frame.file, allowed)
+            if path is not None and path not in found:
+                found.append(path)
     return found
 
 

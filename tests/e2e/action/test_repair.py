@@ -2,8 +2,9 @@
 (examples/repair/calc) in the GitHub stand-in, its recorded answers replayed, real sibling
 sandboxes running the repository's own pytest suite. An issue with a repair spec gets a
 pull request that changes the repository's file; `/selfcorrect fix` on a pull request gets
-the fix as a new commit on that pull request's branch. Run as GITHUB_TOKEN only: the
-identities are the other scenarios' subject, and each of these runs a whole repair."""
+the fix as a new commit on that pull request's branch. Like every action scenario, each runs
+with GITHUB_TOKEN and with a GitHub App's installation token (the `act` fixture): who the
+action is decides which comment is its own and whose name is on what it writes."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.action.conftest import E2E_IDENTITIES
 from tests.e2e.action.harness import MAINTAINER, RunAction, labeled
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 
@@ -31,22 +31,18 @@ def repository_files() -> dict[str, str]:
             and ".selfcorrect" not in path.relative_to(EXAMPLE).parts}
 
 
-@pytest.fixture
-def act_once(action_image: str, github: FakeGitHub, tmp_path: Path) -> RunAction:
-    return RunAction(action_image, github, tmp_path / "runs", E2E_IDENTITIES[0])
-
-
 def test_an_issue_with_a_repair_spec_gets_a_pull_request_changing_the_file(
-        act_once: RunAction, github: FakeGitHub) -> None:
+        act: RunAction, github: FakeGitHub) -> None:
     github.commit_files(DEFAULT_REPO, "main", {**repository_files(),
                                                "replays/issue-1.jsonl": REPLAY},
                         message="the calc package, with its bug")
     body = f"mean is wrong.\n\n```yaml\n{SPEC}```\n"
 
-    run = act_once("issues", labeled(github, body=body), replay="replays")
+    run = act("issues", labeled(github, body=body), replay="replays")
 
     assert run.returncode == 0, run.log
     (pull,) = github.pulls(DEFAULT_REPO)
+    assert pull.user == act.identity.login
     branch = "selfcorrect/issue-1"
     fixed = github.read_file(DEFAULT_REPO, branch, CORE)
     assert fixed is not None and FIXED_LINE in fixed
@@ -62,7 +58,7 @@ def test_an_issue_with_a_repair_spec_gets_a_pull_request_changing_the_file(
 
 
 def test_a_fix_comment_pushes_the_fix_onto_the_pull_requests_branch(
-        act_once: RunAction, github: FakeGitHub) -> None:
+        act: RunAction, github: FakeGitHub) -> None:
     # The recording on main, which the pull request's branch starts from.
     github.commit_files(DEFAULT_REPO, "main", {"replays/pull-1.jsonl": REPLAY},
                         message="the recording")
@@ -73,7 +69,7 @@ def test_a_fix_comment_pushes_the_fix_onto_the_pull_requests_branch(
     comment = github.add_comment(DEFAULT_REPO, number, "/selfcorrect fix", user=MAINTAINER)
     event = github.event("issue_comment", DEFAULT_REPO, number=number, comment_id=comment)
 
-    run = act_once("issue_comment", event, ref="feature/stats", replay="replays")
+    run = act("issue_comment", event, ref="feature/stats", replay="replays")
 
     assert run.returncode == 0, run.log
     new_head = github.refs(DEFAULT_REPO)["refs/heads/feature/stats"]
@@ -84,4 +80,5 @@ def test_a_fix_comment_pushes_the_fix_onto_the_pull_requests_branch(
     assert len(github.pulls(DEFAULT_REPO)) == 1  # the fix went onto the same pull request
     (check,) = github.check_runs(DEFAULT_REPO)
     assert (check.head_sha, check.conclusion) == (new_head, "success")
-    assert "passed" in github.comments(DEFAULT_REPO, number)[-1].body
+    report = github.comments(DEFAULT_REPO, number)[-1]
+    assert "passed" in report.body and report.user == act.identity.login

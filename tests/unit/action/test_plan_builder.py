@@ -151,3 +151,33 @@ def test_a_green_check_with_model_written_tests_says_so_in_its_title(tmp_path: P
     assert "1 caution: read before trusting" in check.output.title
     assert "written by a model" in check.output.summary
     assert "The cautions above still hold" in check.output.summary
+
+
+def test_an_observed_runs_pull_request_proposes_the_allow_list_it_needed(
+        tmp_path: Path) -> None:
+    """Issue 19: after `observe: true` the pull request's body (not only the comment) says
+    what to write in place of it."""
+    from selfcorrect_action.contract import ExecutionContract
+    from selfcorrect_action.network_rules import NetworkRules
+    from selfcorrect_action.report.audit import summary_markdown
+    from selfcorrect_action.sandbox.egress.records import ConnectionRecord, NetworkLog
+    from tests.unit.report.runs import SECRETS, add_attempt, base_state, finish, result
+
+    task = _task(tmp_path)
+    observe = NetworkRules(observe=True)
+    state = base_state(contract=ExecutionContract(network=observe), tests={}
+                       ).model_copy(update={"run_id": "9e9e9e"})
+    reached = ConnectionRecord(host="api.example.com", port=443, kind="https", allowed=True)
+    log = NetworkLog(policy="observe", observe=True, connections=[reached])
+    state = add_attempt(state, "print(1)\n", result(exit_code=0, network=log),
+                        strategy="initial")  # type: ignore[arg-type]
+    state = finish(state, Status.PASSED, "passed")
+    plan = build_plan(task, state, repository="o/r", base_branch="main", audit_md="# a",
+                      run_json="{}", summary_md=summary_markdown(state, secrets=SECRETS),
+                      server_url="https://github.example", comment_body="body",
+                      comment_marker="<!-- selfcorrect:report run=1.1 -->",
+                      draft_on_failure=False)
+    assert plan.pull_request is not None
+    body = plan.pull_request.body
+    assert "Suggested change to the task spec" in body
+    assert "contract:\n  network:\n    allow:\n      - api.example.com" in body

@@ -60,3 +60,34 @@ def test_a_spec_file_and_a_specs_text(tmp_path: Path) -> None:
     assert isinstance(load_task(text), LoadedSpec) and load_task(text) is text
     with pytest.raises(SpecError, match=r"spec:1:1: prompt: must not be empty"):
         spec_from_text("prompt: ''\n", root=tmp_path)
+
+
+def test_a_repair_task_is_checked_as_a_spec_file_is(tmp_path: Path) -> None:
+    from selfcorrect_action.api import repair_spec
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "pkg" / "core.py").write_text("def f():\n    return 1\n")
+    (tmp_path / "tests" / "t.py").write_text("def test_f():\n    assert False\n")
+    loaded = repair_spec(tmp_path, "f() is wrong\nit returns 1", ["pkg/*.py"],
+                         test_command="pytest -q tests", failing_tests=["tests/t.py::test_f"],
+                         review=False, budget={"patch_attempts": 1})
+    spec = loaded.spec
+    assert (spec.kind, spec.files, spec.test_command) == ("repair", ["pkg/*.py"],
+                                                          ["pytest", "-q", "tests"])
+    assert spec.prompt.rstrip("\n") == "f() is wrong\nit returns 1"
+    assert spec.failing_tests == ["tests/t.py::test_f"] and spec.review is False
+    assert spec.budget.patch_attempts == 1 and loaded.root == tmp_path
+    with pytest.raises(SpecError) as refused:
+        repair_spec(tmp_path, "fix", ["../elsewhere/*.py", "nothing/*.py"])
+    shown = str(refused.value)
+    assert "repair" in shown and "../elsewhere/*.py" in shown
+
+
+def test_apply_is_refused_for_a_task_that_is_not_a_repair(tmp_path: Path) -> None:
+    from selfcorrect_action import api
+
+    with pytest.raises(UsageError, match="apply writes a repair's changed files"):
+        api.run_task("Print hello", model="openai/x", out_dir=tmp_path / "out",
+                     environ={}, apply=True)
+    assert not (tmp_path / "out" / "run.json").exists(), "refused before it ran"

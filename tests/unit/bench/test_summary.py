@@ -81,6 +81,26 @@ def test_model_run_pass_rates_and_cost_per_solved() -> None:
                                                                "runtime": (1, 1)}
 
 
+def test_model_run_syntax_share_tokens_and_seconds_per_problem() -> None:
+    items: dict[str, dict[str, dict[str, Any]]] = {
+        "A": {"oneshot": {"passed": False, "category": "syntax", "tokens": 100,
+                          "seconds": 2.0},
+              "loop": {"passed": False, "attempts": 3, "tokens": 900, "seconds": 10.0,
+                       "cost_usd": 0, "categories": ["syntax", "runtime", "syntax"]}},
+        "B": {"oneshot": {"passed": True, "tokens": 50, "seconds": 1.0},
+              "loop": {"passed": True, "attempts": 1, "tokens": 150, "seconds": 3.0,
+                       "cost_usd": 0, "categories": [None]}},
+    }
+    r = summary.model_run(run(items, mode="model"), ["A", "B"])
+    assert (r.loop_attempts, r.syntax_attempts, r.syntax_share) == (4, 2, 50.0)
+    assert r.tokens_per_problem == 600.0 and r.seconds_per_problem == 8.0
+    # Records of a version that kept no seconds: the figure is unknown, not zero.
+    for record in items.values():
+        for part in record.values():
+            del part["seconds"]
+    assert summary.model_run(run(items, mode="model"), ["A", "B"]).seconds_per_problem is None
+
+
 @pytest.mark.parametrize(("headline", "gate", "failed"), [
     (80.0, None, False), (80.0, 80.0, False), (79.9, 80.0, True), (None, 10.0, True),
 ])
@@ -107,4 +127,5 @@ def test_every_mode_renders_its_table_and_plot(tmp_path) -> None:
         "loop": {"passed": True, "attempts": 2, "tokens": 10, "cost_usd": 0.0}}}, mode="model"),
         ["A"], "cmd", tmp_path / "x")
     assert "| the loop | 100.0% (1/1) | 2.00 |" in model.markdown
+    assert "The loop's attempts: 0, of which 0 (n/a) failed as `syntax`" in model.markdown
     assert "against a floor of 50.0%: passed" in model.markdown and model.headline == 100.0

@@ -6,6 +6,7 @@ import pytest
 
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.evaluation.classify import EVIDENCE_MAX_CHARS, classify_execution_failure
+from selfcorrect_action.sandbox.egress.records import ConnectionRecord, NetworkLog
 from selfcorrect_action.sandbox.models import ExecutionResult, StreamCapture
 from selfcorrect_action.taxonomy import Category
 
@@ -302,3 +303,36 @@ def test_a_timeout_error_is_the_networks_only_from_networking_code(
     )
     got, _ = _classify(ExecutionResult(exit_code=1, stderr=StreamCapture(text=stderr)))
     assert got is category
+
+
+PROXY_REFUSED = """Traceback (most recent call last):
+  File "/work/fetch.py", line 3, in <module>
+    requests.get("https://evil.example.com/data")
+requests.exceptions.ProxyError: HTTPSConnectionPool(host='evil.example.com', port=443): Max \
+retries exceeded (Caused by ProxyError('Cannot connect to proxy.', OSError('Tunnel connection \
+failed: 403 Forbidden')))
+"""
+
+
+def _refused_run(stderr: str) -> ExecutionResult:
+    log = NetworkLog(policy="allow api.example.com (ports 443)",
+                     allowed_hosts=["api.example.com"], connections=[ConnectionRecord(
+                         host="evil.example.com", port=443, kind="https", allowed=False,
+                         reason="evil.example.com is not on the allow list")])
+    return ExecutionResult(exit_code=1, stderr=StreamCapture(text=stderr), network=log)
+
+
+def test_a_host_the_proxy_refused_is_an_external_failure_naming_it_and_the_allow_list() -> None:
+    category, evidence = classify_execution_failure(_refused_run(PROXY_REFUSED),
+                                                    script_name="fetch.py")
+    assert category is Category.EXTERNAL
+    assert evidence.startswith("evil.example.com:443 was refused (evil.example.com is not on "
+                               "the allow list); allowed: api.example.com — then "
+                               "requests.exceptions.ProxyError")
+
+
+def test_a_script_that_does_not_compile_is_told_so_even_after_a_refusal() -> None:
+    stderr = ('  File "/work/fetch.py", line 1\n    def (\n        ^\n'
+              "SyntaxError: invalid syntax\n")
+    category, _ = classify_execution_failure(_refused_run(stderr), script_name="fetch.py")
+    assert category is Category.SYNTAX

@@ -1,18 +1,25 @@
 """`/selfcorrect fix`'s commit through the real adapter against the GitHub stand-in: pushed
 onto the pull request's own branch on top of the head the baseline was taken at, never
-forced; held back when that head moved, or the pull request is not one of this
-repository's open ones; its check run on the new commit."""
+forced; held back when that head moved (the comment on the pull request says why), or the
+pull request is not one of this repository's open ones; its check run on the new commit."""
 
 from __future__ import annotations
 
 from selfcorrect_action.github.apply import apply_plan
 from selfcorrect_action.github.forge import CheckRunOutput, FileChange
-from selfcorrect_action.github.naming import TREE_TRAILER
-from selfcorrect_action.github.plan import PlannedCheckRun, PlannedCommit, WritePlan
+from selfcorrect_action.github.naming import TREE_TRAILER, report_marker
+from selfcorrect_action.github.plan import (
+    PR_LINK_SLOT,
+    PlannedCheckRun,
+    PlannedComment,
+    PlannedCommit,
+    WritePlan,
+)
 from selfcorrect_action.github.pygithub_forge import PyGithubForge
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 
 BRANCH = "feature/parse"
+MARKER = report_marker("run=1.1 task=pull")
 
 
 def pull_request(github: FakeGitHub) -> tuple[int, str]:
@@ -21,7 +28,8 @@ def pull_request(github: FakeGitHub) -> tuple[int, str]:
     return number, github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"]
 
 
-def fix_plan(number: int, head: str, content: str = "x = 2\n") -> WritePlan:
+def fix_plan(number: int, head: str, content: str = "x = 2\n", *,
+             comment: bool = False) -> WritePlan:
     output = CheckRunOutput(name=f"selfcorrect / pull request #{number}", conclusion="success",
                             title="passed", summary="green", external_id="selfcorrect run r1")
     return WritePlan(
@@ -32,7 +40,11 @@ def fix_plan(number: int, head: str, content: str = "x = 2\n") -> WritePlan:
                                                content="# audit\n")],
                              allowed_files=["src/pkg/*.py"], expected_head=head,
                              pull_number=number),
-        check_run=PlannedCheckRun(branch=BRANCH, output=output, pull_number=number))
+        check_run=PlannedCheckRun(branch=BRANCH, output=output, pull_number=number),
+        # As the action plans it (action/fix.py: the report goes on the pull request).
+        comment=PlannedComment(number=number, marker=MARKER,
+                               body=f"{MARKER}\n**Passed.**\n\n{PR_LINK_SLOT}\n")
+        if comment else None)
 
 
 def test_the_fix_is_a_new_commit_on_top_of_the_pull_requests_head(
@@ -57,12 +69,19 @@ def test_a_head_that_moved_since_the_baseline_gets_nothing_pushed(
     pushed = fake_github.commit_files(DEFAULT_REPO, BRANCH, {"src/pkg/core.py": "x = 3\n"},
                                       message="the author pushed meanwhile")
 
-    applied = apply_plan(fix_plan(number, head), forge)
+    applied = apply_plan(fix_plan(number, head, comment=True), forge)
 
     assert applied.commit_sha is None and applied.held_back is not None
-    assert "the pull request's head moved" in applied.held_back
     assert fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"] == pushed
     assert fake_github.read_file(DEFAULT_REPO, BRANCH, "src/pkg/core.py") == b"x = 3\n"
+    # The run stops there and says so on the pull request: why nothing was pushed, and what
+    # to do about it.
+    (comment,) = fake_github.comments(DEFAULT_REPO, number)
+    assert applied.comment_url and PR_LINK_SLOT not in comment.body
+    assert (f"**Not committed:** the pull request's head moved ({head[:7]} when the "
+            f"baseline was taken, {pushed[:7]} now): the fix was not pushed; comment "
+            in comment.body)
+    assert "/selfcorrect fix" in comment.body and "again to repair the new head." in comment.body
 
 
 def test_a_closed_pull_request_gets_nothing_pushed(

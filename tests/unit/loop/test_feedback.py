@@ -23,6 +23,7 @@ from selfcorrect_action.loop.state import (
     RunState,
     Strategy,
 )
+from selfcorrect_action.sandbox.egress.records import ConnectionRecord, NetworkLog
 from selfcorrect_action.sandbox.models import ExecutionResult, StreamCapture
 from selfcorrect_action.spec import TaskSpec
 from selfcorrect_action.taxonomy import Category, Check, TestOutcome, Verdict
@@ -332,3 +333,19 @@ def test_an_attempt_that_did_not_fail_has_no_packet() -> None:
 @pytest.mark.parametrize(("text", "tokens"), [("", 0), ("a", 1), ("abc", 1), ("abcd", 2)])
 def test_token_estimate_rounds_up(text: str, tokens: int) -> None:
     assert estimate_tokens(text) == tokens
+
+
+def test_a_refused_host_reaches_the_packet_with_what_is_allowed() -> None:
+    """Issue 19: the model is told which host the proxy refused and what it may reach."""
+    log = NetworkLog(policy="allow api.example.com (ports 443)",
+                     allowed_hosts=["api.example.com"], connections=[ConnectionRecord(
+                         host="api.x.com", port=443, kind="https", allowed=False,
+                         reason="api.x.com is not on the allow list")])
+    execution = result("requests.exceptions.ProxyError: 403 Forbidden\n").model_copy(
+        update={"network": log})
+    verdict = evaluate(execution, ExecutionContract(), script_name="chart.py")
+    text = packet_text(state([attempt(1, execution=execution, verdict=verdict)]),
+                       Strategy.RETHINK)
+    assert verdict.category is Category.EXTERNAL
+    assert ("api.x.com:443 was refused (api.x.com is not on the allow list); allowed: "
+            "api.example.com") in text

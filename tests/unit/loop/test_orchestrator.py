@@ -1,9 +1,12 @@
 """The whole loop over fakes at its two seams (a scripted model, a canned sandbox): every
-terminal status and the guards that lead to them."""
+terminal status and the guards that lead to them, under both orchestrators (issue 23: the
+LangGraph graph of the same steps, checkpointing every step to SQLite, must end every
+scenario where the plain loop does)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -24,6 +27,7 @@ from selfcorrect_action.sandbox.models import (
 from selfcorrect_action.spec import Budget, TaskSpec
 from selfcorrect_action.taxonomy import Category
 from tests.fakes.scripted_llm import ScriptedLLM
+from tests.orchestration import ORCHESTRATORS, use_orchestrator
 
 PLAN = ("plan", json.dumps({"approach": "just do it", "contract": {}}))
 PASS = ("judge", json.dumps({"verdict": "pass", "reasoning": "fine", "unmet_criteria": []}))
@@ -31,6 +35,13 @@ FAIL = ("judge", json.dumps({"verdict": "fail", "reasoning": "wrong", "unmet_cri
 CRASH = ExecutionResult(exit_code=1, stderr=StreamCapture(
     text='Traceback (most recent call last):\n  File "/work/task.py", line 1, in <module>\n'
          "    boom()\nNameError: name 'boom' is not defined\n"))
+
+
+@pytest.fixture(autouse=True, params=ORCHESTRATORS)
+def _orchestrator(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+                  tmp_path: Path) -> None:
+    use_orchestrator(request.param, sys.modules[__name__], monkeypatch,
+                     tmp_path / "checkpoints.sqlite")
 
 
 def code(body: str) -> str:

@@ -7,6 +7,7 @@ from pydantic import ValidationError
 
 from selfcorrect_action.contract import ArtifactSpec, ExecutionContract
 from selfcorrect_action.loop.plan import PlanAnswer, PlannedContract, merge_contract
+from selfcorrect_action.network_rules import NetworkRules
 
 
 def test_user_fields_are_kept_and_gaps_filled() -> None:
@@ -72,3 +73,11 @@ def test_an_approach_that_echoes_the_prompt_or_our_placeholder_is_a_parrot() -> 
                        "them descending and draw the bars with matplotlib into chart.png.",
                        asked)
     assert not parrots("Use csv.", asked)  # too short to tell
+
+
+def test_a_planned_allow_list_is_never_applied() -> None:
+    """The planner may answer with a network (an allow list included); only a person opens
+    it (issue 19)."""
+    planned = PlannedContract(network=NetworkRules(allow=["api.example.com"]))
+    merged, filled = merge_contract(ExecutionContract(), set(), planned)
+    assert merged.network == "none" and "network" not in filled

@@ -100,3 +100,21 @@ def test_a_function_module_is_told_it_is_imported_and_holds_no_tests() -> None:
     assert "import it as the module" not in _system("script", "code")
     # The planner may have to write those tests: it is not told there are none to write.
     assert "do not write any" not in _system("function", "plan")
+
+
+def test_the_coder_is_told_which_hosts_it_may_reach_and_how() -> None:
+    from selfcorrect_action.loop.llm_step import system_message
+
+    def coder(network: object) -> str:
+        spec = TaskSpec.model_validate({"prompt": "Fetch it.", "output": "f.py",
+                                        "contract": {"network": network}})
+        state = RunState(run_id="r", started_at="t", spec_source="s.yml", spec=spec,
+                         output_name="f.py", contract=spec.contract, models=ModelTiers())
+        return str(system_message(state, "code").content)
+
+    allowed = coder({"allow": ["api.example.com"], "ports": [443]})
+    assert "to these hosts only: api.example.com (ports 443)" in allowed
+    assert "HTTP_PROXY" in allowed and "trust_env=True" in allowed
+    assert "to public hosts only" in coder("open") and "to public hosts only" in coder(
+        {"observe": True})
+    assert "Network: none at all" in coder("none")

@@ -4,6 +4,7 @@ validate says, and reading runs back from the root's output folder."""
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 from collections.abc import Iterator
@@ -14,7 +15,7 @@ import pytest
 from selfcorrect_action.errors import SpecError, UsageError
 from selfcorrect_action.mcp.jobs import JobQueue
 from selfcorrect_action.mcp.run_folder import RUNS_FOLDER
-from selfcorrect_action.mcp.tools import ExecArgs, ServerConfig, TaskArgs, Tools
+from selfcorrect_action.mcp.tools import ExecArgs, RepairArgs, ServerConfig, TaskArgs, Tools
 from selfcorrect_action.records import evolve
 from selfcorrect_action.report.writer import write_reports
 from selfcorrect_action.runs.settings import RunSettings
@@ -149,3 +150,46 @@ def test_a_run_id_is_never_a_path(tools: Tools, run_id: str) -> None:
 def test_a_run_this_server_never_had_is_said_so(tools: Tools) -> None:
     with pytest.raises(UsageError, match="this server has no such run"):
         tools.get_run("aaaaaaaaaaaa")
+
+
+@pytest.mark.parametrize(("repository", "expected"), [
+    ("..", "repository '..': outside the server's root"),
+    ("tasks/hello.yml", "repository 'tasks/hello.yml': not a folder under the root"),
+    ("missing", "not a folder under the root"),
+])
+def test_a_repair_is_refused_before_it_is_queued(tools: Tools, repository: str,
+                                                 expected: str) -> None:
+    with pytest.raises(UsageError) as refused:
+        tools.start_repair(RepairArgs(prompt="fix it", files=("*.py",), repository=repository))
+    assert expected in refused.value.message
+    assert tools.queue.jobs() == []
+
+
+def test_a_repairs_files_that_match_nothing_are_located(tools: Tools, root: Path) -> None:
+    (root / "pkg").mkdir()
+    (root / "pkg" / "core.py").write_text("x = 1\n")
+    with pytest.raises(SpecError, match=r"repair:\d+:\d+: .*src/\*\*/\*\.py"):
+        tools.start_repair(RepairArgs(prompt="fix it", files=("src/**/*.py",)))
+    assert tools.queue.jobs() == []
+
+
+def test_the_commands_help_names_every_tool_the_server_lists(tools: Tools) -> None:
+    import anyio
+
+    from selfcorrect_action.cli import build_parser
+    from selfcorrect_action.mcp.server import Answers, build_server
+
+    server = build_server(tools, Answers(secrets=[], environ={}))
+    listed = {tool.name for tool in anyio.run(server.list_tools)}
+    subcommands = next(action for action in build_parser()._actions
+                       if isinstance(action, argparse._SubParsersAction))
+    description = subcommands.choices["mcp"].description or ""
+    assert listed and all(name in description for name in listed), (listed, description)
+
+
+def test_the_package_says_it_is_typed() -> None:
+    """PEP 561: without py.typed, a project that installs selfcorrect and calls its API
+    gets no type checking of those calls."""
+    from importlib.resources import files
+
+    assert files("selfcorrect_action").joinpath("py.typed").is_file()

@@ -44,7 +44,7 @@ def test_the_request_carries_the_repository_the_argv_and_our_report_without_netw
 
     assert request.argv == ["python", "-m", "pytest", "-q"]
     assert {f.path: f.data for f in request.files} == files
-    assert request.limits.network == "none" and request.limits.memory_mb == 1024
+    assert request.network == "none" and request.limits.memory_mb == 1024
     assert request.limits.work_mb == 3 + 64 and request.timeout_s == 300
     assert request.runtime == "runsc" and request.artifact_paths == [REPORT_PATH]
     assert request.env == {"PYTEST_ADDOPTS": PYTEST_ADDOPTS, "PYTHONPATH": "/work/src:/work"}

@@ -4,7 +4,13 @@ fails or vanished now (flaky tests aside); the category and the evidence of a fa
 from __future__ import annotations
 
 from selfcorrect_action.repair.baseline import baseline_of
-from selfcorrect_action.repair.verdict import category, evidence, in_files, judge_outcomes
+from selfcorrect_action.repair.verdict import (
+    allowed_file,
+    category,
+    evidence,
+    in_files,
+    judge_outcomes,
+)
 from selfcorrect_action.taxonomy import Category, TestOutcome
 
 ASSERTION = """\
@@ -108,3 +114,13 @@ def test_a_file_in_a_traceback_is_recognised_relative_or_under_the_work_dir() ->
     inside = in_files(["src/pkg/core.py"])
     assert inside("src/pkg/core.py") and inside("/work/src/pkg/core.py")
     assert not inside("src/pkg/util.py") and not inside("tests/test_core.py")
+
+
+def test_a_frames_file_is_the_allowed_file_that_ends_its_path_with_the_most_parts() -> None:
+    allowed = ["core.py", "pkg/core.py", "src/pkg/util.py"]
+    assert allowed_file("pkg/core.py", allowed) == "pkg/core.py"
+    assert allowed_file("/work/core.py", allowed) == "core.py"
+    assert allowed_file("/usr/lib/site-packages/pkg/core.py", allowed) == "pkg/core.py"
+    assert allowed_file("/work/src/pkg/util.py", allowed) == "src/pkg/util.py"
+    assert allowed_file("pkg/xcore.py", allowed) is None
+    assert allowed_file("tests/test_core.py", allowed) is None

@@ -8,7 +8,8 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from selfcorrect_action.report.run_json import load_run_json
+from selfcorrect_action.report.repair_view import SHARED_PROCESS
+from selfcorrect_action.report.run_json import load_run_json, without_host_paths
 from selfcorrect_action.report.writer import render_reports
 from selfcorrect_action.spec import Budget
 from tests.fakes.repair_sandbox import Outcomes
@@ -76,4 +77,24 @@ def test_a_repair_run_json_reads_back_whole(tmp_path: Path) -> None:
     text = render_reports(final, secrets=[]).run_json
     assert json.loads(text)["repair"]["targets"] == ["tests/test_core.py::test_add"]
     again = load_run_json(text)
-    assert again.repair == final.repair and again.attempts[0].files == {"pkg/core.py": FIXED}
+    # Whole but for the baseline runs' host paths, which run.json drops as it drops every one.
+    assert again.repair == without_host_paths(final).repair
+    assert again.attempts[0].files == {"pkg/core.py": FIXED}
+
+
+def test_the_audit_says_the_tests_ran_in_the_rewritten_codes_process(tmp_path: Path) -> None:
+    """A repository's own suite imports the rewritten code into pytest's process (issue 18,
+    integrity): the audit says so where it tells how the suite ran, and as a caution read
+    before the result, even when the repair passed."""
+    final, _, _ = run(tmp_path, [PLAN, answer("pkg/core.py", FIXED), APPROVE])
+    audit = render_reports(final, secrets=[]).audit_md
+    shared = ("The repository's own tests imported the rewritten code into pytest's process, "
+              "as the repository runs them (no plain-data boundary fits a whole test suite)")
+
+    assert SHARED_PROCESS.startswith(shared)
+    assert f"- How the tests met the rewritten code: {SHARED_PROCESS}\n" in audit
+    assert f"> **Read before trusting this result:** {SHARED_PROCESS}\n" in audit
+    assert "nothing stood between the rewritten code and the tests while they ran" in audit
+    assert ("| frozen tests | the repository's own suite (python -m pytest -q), in pytest's "
+            "own process;") in audit
+    assert "**Status: passed.**" in audit

@@ -85,6 +85,33 @@ def test_host_artifact_paths_are_dropped(tmp_path: Path) -> None:
     }
 
 
+def test_a_repairs_baseline_runs_drop_their_host_paths_too(tmp_path: Path) -> None:
+    """The baseline's runs of the test command copy out the junit report: its host copy is
+    in the runner's temp dir as any attempt's artifact is (and differed run to run, so two
+    orchestrators' run.json of one repair did not compare)."""
+    from selfcorrect_action.records import evolve
+    from selfcorrect_action.repair.records import Baseline, RepairRecord
+    from selfcorrect_action.sandbox.models import ArtifactRecord
+
+    from .runs import result
+
+    junit = ArtifactRecord(path=".selfcorrect/repair-junit.xml", size=10,
+                           host_path=tmp_path / "baseline-1" / "repair-junit.xml")
+    state = evolve(passing_run(tmp_path), {"repair": RepairRecord(
+        allowed=["pkg/core.py"], repository_files=3, repository_bytes=100,
+        listed_by="git", baseline=Baseline(runs=[result(artifacts=[junit])] * 2))})
+
+    text = run_json(state, secrets=SECRETS)
+
+    assert str(tmp_path) not in text
+    runs = json.loads(text)["repair"]["baseline"]["runs"]
+    assert [run["artifacts"] for run in runs] == [[{
+        "path": ".selfcorrect/repair-junit.xml", "size": 10, "host_path": None,
+        "rejected": None}]] * 2
+    assert state.repair is not None and state.repair.baseline is not None
+    assert state.repair.baseline.runs[0].artifacts[0].host_path is not None, "the live state"
+
+
 def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
     state = passing_run(tmp_path)
     run_json(state, secrets=SECRETS)
@@ -94,7 +121,7 @@ def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "shown"), [(4, "4"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
+    ("version", "shown"), [(6, "6"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
 )
 def test_an_unknown_schema_version_is_refused_clearly(
     tmp_path: Path, version: object, shown: str
@@ -107,7 +134,7 @@ def test_an_unknown_schema_version_is_refused_clearly(
 
     assert isinstance(caught.value, UsageError)
     assert caught.value.message == (
-        f"run.json has schema version {shown}; this selfcorrect reads versions 1, 2, "
+        f"run.json has schema version {shown}; this selfcorrect reads versions 1, 2, 3, 4, "
         f"{SCHEMA_VERSION}"
     )
     assert caught.value.hint is not None and "re-run the task" in caught.value.hint
@@ -123,10 +150,10 @@ def test_a_version_1_run_is_read_as_one_whose_tests_shared_the_candidates_proces
 
     state = load_run_json(json.dumps(data))
 
-    assert state.schema_version == SCHEMA_VERSION == 3
+    assert state.schema_version == SCHEMA_VERSION == 5
     assert state.spec.isolation == "in-process"
     fresh = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
-    assert fresh["schema_version"] == 3 and fresh["spec"]["isolation"] == "process"
+    assert fresh["schema_version"] == SCHEMA_VERSION and fresh["spec"]["isolation"] == "process"
 
 
 def test_a_version_2_run_reads_without_the_fields_version_3_added(tmp_path: Path) -> None:
@@ -140,7 +167,7 @@ def test_a_version_2_run_reads_without_the_fields_version_3_added(tmp_path: Path
         if attempt.get("packet"):
             attempt["packet"].pop("wanted_shape", None)
     state = load_run_json(json.dumps(data))
-    assert state.schema_version == 3 and state.spec.signature is None
+    assert state.schema_version == SCHEMA_VERSION and state.spec.signature is None
 
 
 def test_a_version_2_run_reads_as_a_run_that_was_no_repair(tmp_path: Path) -> None:
@@ -165,8 +192,55 @@ def test_a_version_2_run_reads_as_one_of_no_known_origin(tmp_path: Path) -> None
 
     state = load_run_json(json.dumps(data))
 
-    assert state.schema_version == 3 and state.origin is None
+    assert state.schema_version == SCHEMA_VERSION and state.origin is None
     assert state.spec.isolation == "process"
+
+
+def test_a_version_3_run_reads_as_one_without_a_connection_log(tmp_path: Path) -> None:
+    """Version 4 added the contract's network mapping and each execution's connection log:
+    a version 3 file has neither, and its reports show no network table."""
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = 3
+    for attempt in data["attempts"]:
+        for key in ("execution", "test_execution"):
+            if attempt.get(key):
+                del attempt[key]["network"]
+
+    state = load_run_json(json.dumps(data))
+
+    assert state.schema_version == SCHEMA_VERSION
+    assert all(a.execution is None or a.execution.network is None for a in state.attempts)
+    assert "through the egress proxy" not in audit_markdown(state, secrets=SECRETS)
+
+
+def test_a_version_3_run_reads_as_the_plain_loops(tmp_path: Path) -> None:
+    """Version 4 records which orchestrator drove the steps; every run before it was the
+    plain loop's."""
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = 3
+    del data["orchestrator"]
+
+    state = load_run_json(json.dumps(data))
+
+    assert state.schema_version == 5 and state.orchestrator == "plain"
+
+
+def test_a_version_4_run_reads_as_one_of_cold_starts(tmp_path: Path) -> None:
+    """Version 5 records each execution's start (issue 20); every run before it was cold."""
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = 4
+    executed = [a for a in data["attempts"] if a.get("execution")]
+    assert executed, "the fixture run executed something"
+    for attempt in executed:
+        for name in ("start", "start_note", "preloaded", "warm_rss_kb"):
+            attempt["execution"].pop(name)
+    del data["contract"]["warm"]
+
+    state = load_run_json(json.dumps(data))
+
+    assert state.schema_version == SCHEMA_VERSION and state.contract.warm is True
+    assert all(a.execution.start == "cold" and a.execution.preloaded == []
+               for a in state.attempts if a.execution is not None)
 
 
 def test_the_recorded_version_1_runs_still_read(tmp_path: Path) -> None:

@@ -47,7 +47,7 @@ def _engine() -> FakeEngine:
 
 
 def _run(tmp_path: Path, spec: dict[str, Any], server: FakeOpenAIServer | None, *,
-         model: str = "openai/local", **settings: Any) -> tuple[RunState, list[str]]:
+         model: str | None = "openai/local", **settings: Any) -> tuple[RunState, list[str]]:
     folder = tmp_path / f"run-{len(list(tmp_path.glob('run-*')))}"
     folder.mkdir()
     (folder / "test_doubler.py").write_text("from doubler import double\n\n\n"
@@ -90,9 +90,10 @@ def test_an_unknown_server_keeps_the_settings_it_was_given(tmp_path: Path) -> No
 
 
 def test_a_small_model_is_asked_in_the_small_profile(tmp_path: Path) -> None:
+    record = tmp_path / "small.jsonl"
     with FakeOpenAIServer(identity=LLAMA_CPP_PYTHON) as server:
         server.script(ModelReply("```python\n" + STUB + "    return 2 * x\n```"))
-        state, _ = _run(tmp_path, FUNCTION_SPEC, server,
+        state, _ = _run(tmp_path, FUNCTION_SPEC, server, record=record,
                         model="openai/SmolLM2-135M-Instruct", generation="chat")
         body = server.requests[0].body
     assert state.profile == "small" and state.generation == "chat"
@@ -103,6 +104,13 @@ def test_a_small_model_is_asked_in_the_small_profile(tmp_path: Path) -> None:
     assert "test_doubler" not in user["content"] and "contract" not in user["content"]
     assert (body["temperature"], body["max_tokens"]) == (0.0, 768)
     assert state.attempts[0].temperature == 0.0
+    # The recording says how the run asked; its replay, with no flag and no model named,
+    # asks the same way (and so decides the same way on a repeat at temperature 0).
+    header = read_recording(record).header
+    assert (header.profile, header.generation) == ("small", "chat")
+    again, _ = _run(tmp_path, FUNCTION_SPEC, None, replay=record, model=None)
+    assert (again.profile, again.generation) == ("small", "chat")
+    assert again.attempts[0].temperature == 0.0
 
 
 def test_completion_continues_the_functions_start_and_replays_as_it_was(

@@ -172,3 +172,27 @@ def test_sigterm_mid_run_is_recorded_and_raised_after_the_reports(tmp_path: Path
     assert load_run_json((tmp_path / "out" / "run.json").read_text()).interrupted_by == \
         "SIGTERM"
     assert engine.containers == {}
+
+
+def test_a_credentials_value_is_redacted_in_the_reports_whatever_its_variable_is_called(
+        tmp_path: Path) -> None:
+    """Issue 19: the proxy adds the header outside the sandbox, but an API may echo it back
+    into what the script prints; EXAMPLE_HEADER does not look secret by its name."""
+    value = "value-of-the-credential-1234"
+    spec = {**SPEC, "contract": {**SPEC["contract"], "network": {  # type: ignore[dict-item]
+        "allow": ["api.example.com"],
+        "credentials": {"api.example.com": {"header": "X-Key", "secret": "EXAMPLE_HEADER"}}}}}
+    path = tmp_path / "hello.yml"
+    path.write_text(json.dumps(spec))
+    replay = write_replay(tmp_path / "replay.jsonl", PROMPT,
+                          [("generate", fenced("print('hello')"))])
+    environ = {"EXAMPLE_HEADER": value}
+    prepared = pipeline.prepare(load_spec(path), RunSettings(replay=replay, sandbox_image=IMAGE),
+                                environ=environ, secrets=[])
+    outcome: pipeline.RunOutcome[None] = pipeline.run(
+        prepared, environ=environ, secrets=[], reports_dir=tmp_path / "out",
+        connections=Connections(engine=_printing(f"hello {value}\n")))
+    assert outcome.state.status is Status.PASSED
+    for report in ("AUDIT.md", "run.json"):
+        text = (tmp_path / "out" / report).read_text()
+        assert "hello" in text and value not in text, report

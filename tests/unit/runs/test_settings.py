@@ -120,6 +120,17 @@ def test_a_bad_input_is_named_as_the_workflow_wrote_it() -> None:
         _action({}, {"SELFCORRECT_RUNTIME": "kata"})
 
 
+def test_the_action_ignores_mlflows_variables_the_cli_follows(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A job may set MLFLOW_TRACKING_URI for its own steps; the action's image has no mlflow,
+    so following it would refuse every run."""
+    environ = {"MLFLOW_TRACKING_URI": "http://127.0.0.1:5000",
+               "SELFCORRECT_MLFLOW_TRACES": "1"}
+    assert _cli([], environ, monkeypatch).settings.mlflow == "http://127.0.0.1:5000"
+    chosen = _action({}, environ)
+    assert chosen.mlflow is None and not chosen.mlflow_traces
+
+
 def test_the_action_model_inputs_fill_their_tiers() -> None:
     chosen = _action({"model": "openai/a", "strong-model": "openai/b"},
                      {"SELFCORRECT_MODEL": "openai/fallback"})

@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
-from selfcorrect_action.errors import SandboxError, SandboxUnavailable, UsageError
+from selfcorrect_action.errors import SandboxError, SandboxUnavailable
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES, LABEL_OWNER, LABEL_SESSION
-from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, Limits
+from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile
 from tests.fakes.fake_engine import FakeEngine, Reply
 
 REQUEST = ExecutionRequest(argv=["python3", "s.py"], files=[InputFile(path="s.py", data=b"1")],
@@ -60,14 +60,6 @@ def test_a_missing_runtime_is_refused_before_any_container(tmp_path: Path) -> No
     assert engine.containers == {} and engine.removed == []
 
 
-def test_open_network_under_a_no_network_runtime_is_bad_usage(tmp_path: Path) -> None:
-    engine = FakeEngine()
-    request = REQUEST.model_copy(update={"runtime": "runsc",
-                                         "limits": Limits(network="open")})
-    with Sandbox(engine, "img") as box, pytest.raises(UsageError, match="network: open"):
-        box.run(request, tmp_path)
-
-
 def test_start_reaps_expired_orphans_only(tmp_path: Path) -> None:
     engine = FakeEngine()
     old = engine.start_container({"labels": {LABEL: "1", LABEL_EXPIRES: "1"}})
@@ -103,6 +95,29 @@ def test_the_pool_serves_a_prestarted_container(tmp_path: Path) -> None:
     assert engine.containers == {}, "closing destroys what the pool still held"
 
 
+@pytest.mark.parametrize(("refill", "started_during_run", "left"),
+                         [("on_take", 2, 1), ("after_run", 1, 1), ("never", 1, 0)])
+def test_when_the_pool_starts_the_next_container(tmp_path: Path, refill: Any,
+                                                 started_during_run: int, left: int) -> None:
+    seen: list[int] = []
+
+    def behaviour(header: dict[str, Any]) -> Reply:
+        # A refill on take is started in the background: give it the time it needs to show.
+        deadline = time.monotonic() + 0.5
+        while len(engine.history) < 2 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        seen.append(len(engine.history))
+        return Reply()
+
+    engine = FakeEngine(behaviour=behaviour)
+    with Sandbox(engine, "img", pool_size=1, refill=refill) as box:
+        box.warm(REQUEST.limits)
+        box.settle()
+        box.run(REQUEST, tmp_path)
+        box.settle()
+        assert seen == [started_during_run], "containers started by the time the script ran"
+        assert len(engine.containers) == left
+
 def test_stop_kills_the_running_script_and_refuses_the_next(tmp_path: Path) -> None:
     engine = FakeEngine(behaviour=lambda header: Reply(runs_s=30))
     with Sandbox(engine, "img") as box:
@@ -134,3 +149,76 @@ def test_a_stop_while_the_container_is_made_is_not_lost(tmp_path: Path) -> None:
         box.settle()
     assert engine.containers == {} and len(engine.history) == 1
     assert engine.history[0].requests == [], "the script never ran"
+
+
+def _warm_request(source: str) -> ExecutionRequest:
+    return ExecutionRequest(argv=["python3", "--", "s.py"], timeout_s=5,
+                            files=[InputFile(path="s.py", data=source.encode())])
+
+
+def test_a_script_using_none_of_a_guessed_preload_does_not_wait_for_it(tmp_path: Path) -> None:
+    """The data libraries preloaded for a first attempt whose script imports none of them:
+    it starts cold at once, and says why; a set the caller fixed is honoured."""
+    engine = FakeEngine()
+    with Sandbox(engine, "img", pool_size=1) as box:
+        box.warm(REQUEST.limits)
+        box.settle()
+        plain = box.run(_warm_request("print(1)"), tmp_path / "1")
+        box.settle()
+        box.run(_warm_request("import json\n"), tmp_path / "2")  # a bare warm interpreter
+        box.settle()
+        box.run(_warm_request("import scipy\n"), tmp_path / "3")
+        box.settle()
+        box.run(_warm_request("import scipy\n"), tmp_path / "4")  # it preloaded scipy
+        box.settle()
+    sent = [container.requests[0]["warm"] for container in engine.history[:4]]
+    assert sent == [False, True, True, True]
+    assert plain.start_note is not None and plain.start_note.startswith(
+        "the script imports none of numpy, pandas, matplotlib, matplotlib.pyplot, which")
+    with Sandbox(engine, "img", pool_size=1, preload_set=("numpy",)) as fixed:
+        fixed.warm(REQUEST.limits)
+        fixed.settle()
+        fixed.run(_warm_request("print(1)"), tmp_path / "5")
+    assert engine.history[-2].requests[0]["warm"] is True
+
+
+def test_pooled_containers_preload_what_the_latest_script_imported(tmp_path: Path) -> None:
+    engine = FakeEngine()
+    with Sandbox(engine, "img", pool_size=1) as box:
+        box.warm(REQUEST.limits)
+        box.settle()
+        box.run(_warm_request("import scipy\nimport json\n"), tmp_path / "1")
+        box.settle()
+        box.run(_warm_request("print(1)"), tmp_path / "2")
+        box.settle()
+    commands = [container.config["command"] for container in engine.history]
+    assert commands[0][-2:] == ["--warm", "numpy,pandas,matplotlib,matplotlib.pyplot,PIL,"
+                                          "PIL.Image"]
+    assert commands[1][-2:] == ["--warm", "scipy"]  # made after the scipy script came
+    # The script before it imported nothing worth it: an interpreter that imports nothing.
+    assert commands[2][-2:] == ["--warm", ""]
+    with Sandbox(engine, "img", pool_size=1, warm=False) as cold:
+        cold.warm(REQUEST.limits)
+        cold.settle()
+        cold.run(_warm_request("import scipy"), tmp_path / "3")
+    assert "--warm" not in engine.history[-1].config["command"]
+    assert all(request["warm"] is False for request in engine.history[-2].requests)
+
+
+def test_a_warm_start_out_of_memory_holding_unused_preloads_is_run_again_cold(
+        tmp_path: Path) -> None:
+    def behaviour(header: dict[str, Any]) -> Reply:
+        if header["warm"]:
+            return Reply(report={"exit_code": None, "signal": 9, "oom_kills": 1,
+                                 "start": "warm", "preloaded": ["numpy", "pandas"]})
+        return Reply(report={"exit_code": 0, "stdout": {"text": "fits\n", "total_bytes": 5}})
+
+    engine = FakeEngine(behaviour=behaviour)
+    with Sandbox(engine, "img") as box:
+        result = box.run(_warm_request("import pandas\nblock = bytearray(10**9)"), tmp_path)
+        used_all = box.run(_warm_request("import numpy, pandas"), tmp_path / "all")
+    assert result.exit_code == 0 and result.stdout.text == "fits\n" and result.start == "cold"
+    assert result.start_note == ("run again cold: the warm start ran out of memory with numpy "
+                                 "preloaded, which the script does not import")
+    # Every preload imported by the script itself: the warm verdict is the script's own.
+    assert used_all.oom_killed and used_all.start == "warm"

@@ -39,8 +39,14 @@ def test_limits_map_to_engine_settings() -> None:
     assert "uid=10001" in work and "mode=0700" in work
 
 
-def test_open_network_uses_the_bridge() -> None:
-    assert _config(network="open")["network_mode"] == "bridge"
+def test_no_limits_open_a_network_interface() -> None:
+    """A contract's network goes through the egress tunnel (issue 19): the container never
+    joins a bridge, whatever it runs, and its limits carry no network setting at all."""
+    assert "network" not in Limits.model_fields
+    for key in (PoolKey(image="i", runtime="runc", limits=Limits()),
+                PoolKey(image="i", runtime="runsc", limits=Limits(), boundary=True)):
+        config = container_config(key, session="s", expires_at=1.0, idle_timeout_s=1)
+        assert config["network_mode"] == "none"
 
 
 def test_labels_carry_session_and_expiry() -> None:
@@ -92,3 +98,21 @@ def test_a_boundary_container_differs_only_by_its_two_capabilities_and_folders()
     assert differs == {"user", "tmpfs", "command"}
     assert PoolKey(image="i", runtime="runc", limits=Limits()) != key.model_copy(
         update={"image": "i"})
+
+
+def test_a_container_with_preloads_tells_its_runner_which_and_a_boundary_one_never() -> None:
+    key = PoolKey(image="img:1", runtime="runc", limits=Limits())
+    warm = container_config(key, session="s1", expires_at=1.0, idle_timeout_s=60,
+                            preload=("numpy", "pandas"))
+    assert warm["command"][-2:] == ["--warm", "numpy,pandas"]
+    assert container_config(key, session="s1", expires_at=1.0, idle_timeout_s=60)[
+        "command"][-1] == "60"
+    bare = container_config(key, session="s1", expires_at=1.0, idle_timeout_s=60, preload=())
+    assert bare["command"][-2:] == ["--warm", ""]
+    boundary = container_config(key.model_copy(update={"boundary": True}), session="s1",
+                                expires_at=1.0, idle_timeout_s=60, preload=("numpy",))
+    # A boundary container's warm interpreter is the frozen tests' (pytest), never a script's.
+    assert boundary["command"][-2:] == ["--boundary", "--warm-tests"]
+    cold = container_config(key.model_copy(update={"boundary": True}), session="s1",
+                            expires_at=1.0, idle_timeout_s=60)
+    assert cold["command"][-1] == "--boundary"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
@@ -119,3 +119,43 @@ def test_close_destroys_what_is_left_and_refuses_refills(
     pool.warm(KEY)
     pool.settle(5)
     assert len(recorder.made) == 2
+
+
+def test_an_acquire_waits_for_the_container_being_made_instead_of_making_another() -> None:
+    release = threading.Event()
+    made: list[str] = []
+
+    def slow(key: PoolKey) -> Item:
+        release.wait(5)
+        made.append("pooled")
+        return Item(key, len(made))
+
+    def now(key: PoolKey) -> Item:
+        made.append("now")
+        return Item(key, -1)
+
+    with ThreadPoolExecutor(2) as executor:
+        pool = WarmPool(slow, lambda item: None, size=1, executor=executor, make_now=now)
+        pool.warm(KEY)
+        threading.Timer(0.2, release.set).start()
+        got = pool.acquire(KEY, refill=False)
+        pool.close()
+    assert made == ["pooled"] and got.number == 1
+
+
+def test_an_acquire_with_nothing_pending_makes_one_now_and_refill_false_starts_none() -> None:
+    made: list[str] = []
+
+    def maker(name: str, number: int) -> Callable[[PoolKey], Item]:
+        def make(key: PoolKey) -> Item:
+            made.append(name)
+            return Item(key, number)
+        return make
+
+    with ThreadPoolExecutor(2) as executor:
+        pool = WarmPool(maker("pooled", 0), lambda item: None, size=1, executor=executor,
+                        make_now=maker("now", 1))
+        assert pool.acquire(KEY, refill=False).number == 1
+        pool.settle(5)
+        pool.close()
+    assert made == ["now"]

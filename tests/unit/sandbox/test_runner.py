@@ -461,3 +461,80 @@ def test_the_script_is_not_started_without_the_filter(
     assert str(stopped.value) == "runner: no seccomp; the script was not started"
     assert spawned == [] and stdout.getvalue() == b""
     assert list(tmp_path.iterdir()) == []  # not even the inputs were placed
+
+
+def test_the_network_watch_is_read_as_untrusted_lines(runner: ModuleType, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """netwatch.py's file can be written by the script too: only well-formed lines count,
+    each host and port once, a bounded number, and a FIFO or link in its place is no file."""
+    watch = tmp_path / "watch"
+    monkeypatch.setattr(runner, "WATCH_FILE", str(watch))
+    assert runner._read_watch() == []
+    runner._start_watch()
+    assert stat.S_IMODE(watch.stat().st_mode) == 0o622
+    lines = ["dns\t443\tapi.example.com", "connect\t443\tapi.example.com",
+             "connect\t443\tapi.example.com", "udp\t53\t8.8.8.8", "bogus\t1\tx.example",
+             "connect\tnan\ty.example", "connect\t999999\tz.example", "connect\t80\t",
+             "no tabs at all", *(f"connect\t{port}\tflood.example" for port in range(100))]
+    watch.write_text("\n".join(lines) + "\n")
+    found = runner._read_watch()
+    assert found[:3] == [{"kind": "dns", "port": 443, "host": "api.example.com"},
+                         {"kind": "udp", "port": 53, "host": "8.8.8.8"},
+                         {"kind": "connect", "port": 0, "host": "flood.example"}]
+    assert len(found) == runner.WATCH_MAX_RECORDS
+    watch.unlink()
+    os.mkfifo(watch)
+    assert runner._read_watch() == []
+    watch.unlink()
+    watch.symlink_to(tmp_path / "elsewhere")
+    (tmp_path / "elsewhere").write_text("connect\t1\tvia.link\n")
+    assert runner._read_watch() == []
+
+
+def _watching(tmp_path: Path, code: str) -> list[str]:
+    """Run `code` in a fresh interpreter with netwatch.py's hook installed and its file in
+    tmp_path: the lines it wrote."""
+    watch = tmp_path / "watch"
+    watch.write_text("")
+    prelude = (f"import sys; sys.path.insert(0, {str(sandbox_context())!r})\n"
+               f"import netwatch; netwatch.WATCH_FILE = {str(watch)!r}\n")
+    done = subprocess.run([sys.executable, "-c", prelude + code], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return watch.read_text().splitlines()
+
+
+def test_the_network_watch_notes_what_leaves_the_container_and_nothing_local(
+        tmp_path: Path) -> None:
+    # The events as CPython raises them, without sending anything anywhere.
+    lines = _watching(tmp_path, """
+import socket
+s = socket.socket()
+sys.audit("socket.connect", s, ("198.51.100.7", 443))
+sys.audit("socket.connect", s, ("127.0.0.1", 8080))
+sys.audit("socket.connect", s, ("::1", 8080, 0, 0))
+sys.audit("socket.connect", s, "/run/some.sock")
+sys.audit("socket.getaddrinfo", "Evil.Example.com", "https", 0, 0, 0)
+sys.audit("socket.getaddrinfo", b"files.example.net", 80, 0, 0, 0)
+sys.audit("socket.getaddrinfo", "localhost", 80, 0, 0, 0)
+sys.audit("socket.getaddrinfo", None, 80, 0, 0, 0)
+sys.audit("socket.getaddrinfo", "198.51.100.7", 443, 0, 0, 0)
+sys.audit("socket.getaddrinfo", "2001:db8::1", 443, 0, 0, 0)
+sys.audit("socket.gethostbyname", "a\\tb\\nc.example")
+sys.audit("socket.sendto", s, ("192.0.2.1", 53))
+socket.getaddrinfo("localhost", 80)
+s.close()
+""")
+    assert lines == ["connect\t443\t198.51.100.7", "dns\t0\tEvil.Example.com",
+                     "dns\t80\tfiles.example.net", "dns\t0\ta?b?c.example", "udp\t53\t192.0.2.1"]
+
+
+def test_the_network_watch_writes_nothing_without_its_file_and_stops_at_its_cap(
+        tmp_path: Path) -> None:
+    flood = "for n in range(100):\n    sys.audit('socket.connect', None, ('192.0.2.1', n))\n"
+    assert len(_watching(tmp_path, flood)) == 20
+    absent = tmp_path / "absent"
+    code = (f"import sys; sys.path.insert(0, {str(sandbox_context())!r})\n"
+            f"import netwatch; netwatch.WATCH_FILE = {str(absent)!r}\n" + flood)
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+    assert not absent.exists(), "the hook never creates the file"

@@ -130,3 +130,41 @@ def test_stderr_kept_is_bounded(pair) -> None:
     engine.sendall(_frame(1, b"STARTED\n"))
     read_started(stream)
     assert len(stream.stderr) == 8192
+
+
+def test_tunnel_frames_before_the_result_go_to_the_relay(pair) -> None:
+    """With the network on, the runner's NET frames come between STARTED and RESULT: each
+    is handed over whole, however the engine split it, and the result still comes back."""
+    stream, engine = pair
+    body = b"NET n0 1 OPEN 0\nNET n0 1 DATA 5\nhelloNET n0 1 END 0\nRESULT n0 2\n{}"
+    engine.sendall(_frame(1, body[:13]) + _frame(1, body[13:40]) + _frame(1, body[40:]))
+    frames: list[tuple[int, bytes, bytes]] = []
+    assert read_result(stream, "n0", lambda *frame: frames.append(frame)) == {}
+    assert frames == [(1, b"OPEN", b""), (1, b"DATA", b"hello"), (1, b"END", b"")]
+
+
+@pytest.mark.parametrize("line", [b"NET n0 1 SEND 0\n", b"NET n0 x DATA 0\n",
+                                  b"NET n0 1 DATA 99999999\n", b"NET n0 1\n"])
+def test_malformed_tunnel_frames_are_protocol_violations(pair, line: bytes) -> None:
+    stream, engine = pair
+    engine.sendall(_frame(1, line))
+    with pytest.raises(ProtocolViolation):
+        read_result(stream, "n0", lambda *frame: None)
+
+
+def test_a_tunnel_frame_with_the_wrong_nonce_is_tampering_and_none_is_expected_without_network(
+        pair) -> None:
+    stream, engine = pair
+    engine.sendall(_frame(1, b"NET forged 1 OPEN 0\n"))
+    with pytest.raises(Tampered):
+        read_result(stream, "n0", lambda *frame: None)
+    engine.sendall(_frame(1, b"NET n0 1 OPEN 0\n"))
+    with pytest.raises(ProtocolViolation):
+        read_result(stream, "n0")  # a run without network has no tunnel
+
+
+def test_a_request_with_network_asks_the_runner_for_its_tunnel() -> None:
+    plain = ExecutionRequest(argv=["python3", "s.py"])
+    assert b'"egress"' not in encode_request(plain, deadline_s=1, nonce="n")
+    networked = plain.model_copy(update={"network": "open"})
+    assert b'"egress": true' in encode_request(networked, deadline_s=1, nonce="n")

@@ -1,10 +1,12 @@
 """The repair loop over fakes at its two seams (a scripted model, a test suite at the sandbox
 seam): the baseline before any model call, whole-file answers and what is refused, the
-reviewer, regressions, flaky tests, and the packet the next attempt reads."""
+reviewer, regressions, flaky tests, and the packet the next attempt reads; under both
+orchestrators (the LangGraph graph of a repair has the baseline and review nodes too)."""
 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -23,6 +25,7 @@ from selfcorrect_action.spec import Budget, TaskSpec
 from selfcorrect_action.taxonomy import Category
 from tests.fakes.repair_sandbox import Outcomes, SuiteSandbox
 from tests.fakes.scripted_llm import ScriptedLLM
+from tests.orchestration import ORCHESTRATORS, use_orchestrator
 
 BUGGY = "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a * b\n"
 FIXED = BUGGY.replace("a - b", "a + b")
@@ -35,6 +38,13 @@ PLAN = ("plan", json.dumps({"approach": "add subtracts instead of adding",
 APPROVE = ("review", json.dumps({"verdict": "approve", "reasons": "fixes the operator"}))
 REJECT = ("review", json.dumps({"verdict": "reject",
                                 "reasons": "hard-codes the test's expected value"}))
+
+
+@pytest.fixture(autouse=True, params=ORCHESTRATORS)
+def _orchestrator(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch,
+                  tmp_path: Path) -> None:
+    use_orchestrator(request.param, sys.modules[__name__], monkeypatch,
+                     tmp_path / "checkpoints.sqlite")
 
 
 def answer(path: str, text: str, purpose: str = "generate") -> tuple[str, str]:
@@ -269,22 +279,45 @@ def test_an_unparsable_rewrite_is_a_syntax_failure_and_the_same_change_twice_a_c
     assert final.status is Status.PASSED and len(sandbox.requests) == 3
 
 
+# What pytest 9 wrote (`--tb=short`, junit xunit1) for two tests of BUGGY: an assertion in
+# the test, with both sides' values, and an exception raised inside pkg/core.py.
+ADD_STRINGS = "tests/test_core.py::test_add_strings"
+ASSERTED = ("tests/test_core.py:5: in test_add\n    assert add(2, 2) == 4\n"
+            "E   assert 0 == 4\nE    +  where 0 = add(2, 2)")
+RAISED = ('tests/test_core.py:9: in test_add_strings\n    assert add("ab", "c") == "abc"\n'
+          "           ^^^^^^^^^^^^^^\npkg/core.py:2: in add\n    return a - b\n"
+          "           ^^^^^\nE   TypeError: unsupported operand type(s) for -: 'str' and 'str'")
+
+
+def with_tracebacks(files: dict[str, str]) -> Outcomes:
+    fixed = "a + b" in files["pkg/core.py"]
+    return {ADD: ("passed", "") if fixed else ("failed", ASSERTED),
+            ADD_STRINGS: ("passed", "") if fixed else ("failed", RAISED),
+            MUL: ("passed", ""), OTHER: ("passed", "")}
+
+
 def test_the_packet_carries_the_assertion_and_the_frame_inside_an_allowed_file(
         tmp_path: Path) -> None:
-    def with_frames(files: dict[str, str]) -> Outcomes:
-        outcomes = suite(files)
-        if "a + b" not in files["pkg/core.py"]:
-            outcomes[ADD] = ("failed", "ZeroDivisionError: division by zero")
-        return outcomes
-
     still_buggy = BUGGY + "\n# touched\n"
-    final, _, _ = run(tmp_path, [PLAN, answer("pkg/core.py", still_buggy), APPROVE,
-                                 answer("pkg/core.py", FIXED, "repair"), APPROVE],
-                      outcomes=with_frames)
+    final, _, llm = run(tmp_path, [PLAN, answer("pkg/core.py", still_buggy), APPROVE,
+                                   answer("pkg/core.py", FIXED, "repair"), APPROVE],
+                        outcomes=with_tracebacks)
+    assert final.repair is not None and final.repair.targets == [ADD, ADD_STRINGS]
     packet = final.attempts[0].packet
-    assert packet is not None and packet.failing_tests[0].test_id == ADD
-    assert "ZeroDivisionError" in packet.failing_tests[0].message
-    assert packet.file_name == "pkg/core.py"
+    assert packet is not None and packet.file_name == "pkg/core.py"
+    # The frame inside the file the repair may rewrite, by its path in the repository, with
+    # its source line: the other test's traceback passes through no allowed file.
+    assert packet.location == "pkg/core.py:2 in add: return a - b"
+    asserted, raised = packet.failing_tests
+    # The assertion with expected (4) and actual (0, what add(2, 2) returned).
+    assert (asserted.test_id, asserted.message) == (ADD, "assert 0 == 4")
+    assert asserted.detail.endswith("E   assert 0 == 4\nE    +  where 0 = add(2, 2)")
+    assert raised.test_id == ADD_STRINGS and raised.message.startswith("TypeError: unsupported")
+    # ...and the repair generation is told all of it.
+    told = llm.requests[3].messages[1].content
+    assert "Where it failed in pkg/core.py\npkg/core.py:2 in add: return a - b\n" in told
+    assert "E   assert 0 == 4\nE    +  where 0 = add(2, 2)" in told
+    assert final.status is Status.PASSED
 
 
 def test_a_whole_file_answer_gets_room_for_the_whole_file() -> None:
