@@ -70,20 +70,27 @@ def _explanation(exc: APIError) -> str:
 
 def connect(environ: Mapping[str, str] | None = None) -> DockerEngine:
     """The engine named by DOCKER_HOST (or the default socket), once it answers."""
+    client: docker.DockerClient | None = None
     try:
         client = docker.from_env(environment=dict(environ) if environ is not None else None)
         client.ping()
     except _ENGINE_ERRORS as exc:
-        _collect_orphaned_connection()
-        raise SandboxUnavailable(f"no Docker engine answers: {first_line(exc)}",
-                                 hint=START_DOCKER_HINT) from exc
-    return DockerEngine(client)
+        # Only its words leave this block: the exception's frames hold the SDK's half-made
+        # client and its socket, which nothing could collect while they were chained on.
+        reason = first_line(exc)
+    else:
+        return DockerEngine(client)
+    if client is not None:
+        client.close()
+    _collect_orphaned_connection()
+    raise SandboxUnavailable(f"no Docker engine answers: {reason}", hint=START_DOCKER_HINT)
 
 
 def _collect_orphaned_connection() -> None:
     """The SDK asks the engine for its API version while it builds the client: when that
     fails, the client is never handed to us and its half-made connection is left to the
-    garbage collector (a ResourceWarning wherever it happens to run). Collect it now."""
+    garbage collector (a ResourceWarning wherever it happens to run, and on CPython 3.11 a
+    collection inside ast.parse can fail that parse). Collect it now, here."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ResourceWarning)
         gc.collect()

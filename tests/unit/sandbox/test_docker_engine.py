@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import gc
+import os
+from pathlib import Path
+
 import pytest
 import requests
 from docker.errors import APIError, ImageNotFound, NotFound
 
 from selfcorrect_action.errors import SandboxError, SandboxUnavailable, UsageError
-from selfcorrect_action.sandbox.docker_engine import first_line, translated
+from selfcorrect_action.sandbox.docker_engine import connect, first_line, translated
 
 
 def test_engine_not_answering_says_how_to_start_it() -> None:
@@ -56,3 +60,15 @@ def test_first_line_is_bounded() -> None:
     assert first_line(ValueError("a\nb")) == "a"
     assert first_line(ValueError("")) == "ValueError"
     assert len(first_line(ValueError("x" * 1000))) == 300
+
+
+def test_an_engine_that_does_not_answer_leaves_no_descriptor_open(tmp_path: Path) -> None:
+    """The SDK's half-made client and its socket were kept alive by the chained exception,
+    to be found by the collector in some later test (where, on CPython 3.11, a collection
+    inside ast.parse fails that parse)."""
+    gc.collect()
+    before = set(os.listdir("/proc/self/fd"))
+    with pytest.raises(SandboxUnavailable) as caught:
+        connect({"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
+    assert "no Docker engine answers" in caught.value.message
+    assert set(os.listdir("/proc/self/fd")) <= before
