@@ -120,7 +120,8 @@ def _one_problem(ctx: BenchContext, problem: Problem, models: ModelTiers, box: S
         # and writes the recording's header, which a replay takes it from.
         decided = fitted(initial_state(problem, models, options.runtime), settings, server,
                          recorded_fit(settings))
-        fit: dict[str, str] = {"profile": decided.profile, "generation": decided.generation}
+        fit: dict[str, str] = {"profile": decided.profile, "generation": decided.generation,
+                               "redraws": str(decided.redraws)}
         llm = llm_client(models, settings, secrets=ctx.secrets,
                          task_prompt=task_spec(problem).prompt, fit=lambda: fit)
     except SelfcorrectError as exc:

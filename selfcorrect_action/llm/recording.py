@@ -22,7 +22,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from selfcorrect_action import __version__
 from selfcorrect_action.fileio import FileProblem, FileTooLarge, read_bounded
@@ -51,6 +51,9 @@ class RecordingHeader(BaseModel):
     # way, so it makes the same decisions (a repeat at temperature 0 is no cycle yet).
     profile: Literal["standard", "small"] | None = None
     generation: Literal["chat", "completion"] | None = None
+    # How many fresh answers an unrunnable one got (loop/generate.py): a replay takes as
+    # many. Absent in recordings made before redraws: none.
+    redraws: int | None = Field(default=None, ge=0)
 
 
 def task_digest(prompt: str) -> str:

@@ -1,17 +1,23 @@
 """GENERATE: one whole Python file per attempt, first from the plan, then as a patch of an
 earlier attempt or a rethink from scratch. The same code twice is caught here (a cycle)
-and not run again."""
+and not run again. An answer that is not runnable Python is drawn again, warmer, as many
+times as the run's `redraws` allow (the small profile's), before it counts as an attempt."""
 
 from __future__ import annotations
 
 import ast
 import hashlib
+from dataclasses import dataclass
+from functools import partial
 
+from selfcorrect_action.llm.models import ChatRequest, ChatResponse
 from selfcorrect_action.loop.answer_shape import AnswerShape, read_answer
 from selfcorrect_action.loop.code_request import CodeRequest, code_request, cut_at_stops
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.function_target import target_of, with_given_code
 from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered
+from selfcorrect_action.loop.metered import MeteredLLM
+from selfcorrect_action.loop.sampling import redraw_temperature
 from selfcorrect_action.loop.state import (
     Attempt,
     NextStep,
@@ -37,22 +43,23 @@ def generate(state: RunState, deps: Deps) -> RunState:
                   f"with the {step.tier} model")
     llm = metered(state, deps)
     built = code_request(state, step, deps)
-    request = built.request
-    outcome = call_or_end(state, llm, lambda: llm.complete(request))
-    if isinstance(outcome, RunEnded):
-        return outcome.state
-    shape = _shape(state, built, outcome.text)
+    drawn = _draw(state, deps, llm, built, index)
+    if isinstance(drawn, RunEnded):
+        return drawn.state
+    reply, request, shape = drawn.reply, drawn.request, drawn.shape
     code = shape.code
-    refused = [] if shape.problem is None else [RejectedReply.of(
-        request.purpose, shape.problem, outcome.text, outcome.finish_reason)]
+    refused = drawn.redrawn
+    if shape.problem is not None:
+        refused = [*refused, RejectedReply.of(request.purpose, shape.problem, reply.text,
+                                              reply.finish_reason)]
     oversized = len(code) if len(code) > MAX_CODE_CHARS else None
     code = code[:MAX_CODE_CHARS]
     attempt = Attempt(
         index=index, strategy=step.strategy, tier=step.tier,
-        model=outcome.model, code=code,
+        model=reply.model, code=code,
         # An answer with no code is told apart from another by its text: two different
         # pieces of prose are not a cycle, the same one twice is.
-        code_sha=code_sha(code if code.strip() else outcome.text),
+        code_sha=code_sha(code if code.strip() else reply.text),
         base_attempt=step.base_attempt, reason=step.reason, llm_calls=llm.calls,
         rejected=refused, temperature=request.temperature,
     )
@@ -64,6 +71,45 @@ def generate(state: RunState, deps: Deps) -> RunState:
         "usage": count_retry(llm.usage, step.strategy),
         "next_step": None,
     })
+
+
+@dataclass(frozen=True)
+class _Drawn:
+    reply: ChatResponse
+    request: ChatRequest  # the one that got `reply` (a redraw's is warmer)
+    shape: AnswerShape
+    redrawn: list[RejectedReply]  # the answers drawn again, each with why
+
+
+def _draw(state: RunState, deps: Deps, llm: MeteredLLM, built: CodeRequest, index: int
+          ) -> _Drawn | RunEnded:
+    """The answer this attempt runs: the first one, or while it is not runnable Python
+    (no code, an echo, a SyntaxError) and the run's redraws last, a fresh one a step
+    warmer (the same prompt at temperature 0 gives the same answer)."""
+    request = built.request
+    reply = call_or_end(state, llm, lambda: llm.complete(request))
+    if isinstance(reply, RunEnded):
+        return reply
+    shape = _shape(state, built, reply.text)
+    redrawn: list[RejectedReply] = []
+    for draw in range(1, state.redraws + 1):
+        problem = shape.problem or syntax_problem(shape.code, state.output_name)
+        if problem is None:
+            break
+        warmer = request.model_copy(update={
+            "temperature": redraw_temperature(built.request.temperature, draw)})
+        deps.on_event("generate", f"attempt {index}: the answer is not runnable Python "
+                      f"({shorten(problem, 100)}): asking again at temperature "
+                      f"{warmer.temperature} ({draw} of {state.redraws})")
+        again = call_or_end(state, llm, partial(llm.complete, warmer))
+        if isinstance(again, RunEnded):
+            break  # the budget is spent: the attempt keeps the answer it has
+        redrawn.append(RejectedReply.of(
+            request.purpose, f"{problem}; asked again at temperature {warmer.temperature}",
+            reply.text, reply.finish_reason))
+        reply, request = again, warmer
+        shape = _shape(state, built, reply.text)
+    return _Drawn(reply, request, shape, redrawn)
 
 
 def _say_what_came(deps: Deps, attempt: Attempt) -> None:

@@ -5,7 +5,9 @@ profile (issue 21) the first attempts are asked at 0 (its best guess), and each 
 that fails the same way as the one before (or repeats its code) raises the temperature a
 step, so the model leaves the rut instead of the loop calling it stuck. A repeated answer
 that was asked for deterministically is not yet a cycle: the next, warmer attempt decides.
-The standard profile leaves the temperature to the model (None), as before.
+The standard profile leaves the temperature to the model (None), as before. An answer
+that is not runnable Python at all is drawn again a step warmer, within the attempt
+(`redraw_temperature`, loop/generate.py).
 """
 
 from __future__ import annotations
@@ -22,6 +24,13 @@ def temperature_for(state: RunState) -> float | None:
     if state.profile != "small":
         return None
     return min(CEILING, round(STEP * repeats(state.attempts), 2))
+
+
+def redraw_temperature(asked: float | None, draw: int) -> float:
+    """The temperature of the `draw`th fresh answer to a generation that did not parse: the
+    same answer again is what asking as before would get (temperature 0 is deterministic),
+    so each draw is a step warmer than the one it replaces."""
+    return min(CEILING, round((asked or 0.0) + STEP * draw, 2))
 
 
 def repeats(attempts: list[Attempt]) -> int:

@@ -37,7 +37,10 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 # 5: warm interpreters (issue 20): the contract's `warm`, and each execution result's
 # `start` (cold or warm), `start_note`, `preloaded` and `warm_rss_kb`; older runs read as
 # cold starts with the contract's default.
-SCHEMA_VERSION = 5
+# 6: the run's `redraws` (issue 21): how many fresh answers a generation that does not parse
+# gets before it counts as an attempt (the answers drawn again are each attempt's
+# `rejected`); older runs drew once (0).
+SCHEMA_VERSION = 6
 
 
 class Status(StrEnum):
@@ -242,6 +245,11 @@ class RunState(BaseModel):
     profile: Literal["standard", "small"] = "standard"
     generation: Literal["chat", "completion"] = "chat"
     server: ServerInfo | None = None
+    # How many times a generation whose answer is not runnable Python (no code, an echo, a
+    # SyntaxError) is asked again, warmer, before it counts as a failed attempt: a fresh
+    # draw costs a small model's few hundred tokens and no sandbox run; a repair round costs
+    # a longer prompt, which a small model follows worse (loop/generate.py).
+    redraws: int = Field(default=0, ge=0)
     origin: Origin | None = None  # None: not made for a known repository (a local run)
     orchestrator: Orchestrator = "plain"  # what drove the steps (the same steps either way)
 

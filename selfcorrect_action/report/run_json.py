@@ -67,7 +67,7 @@ def load_run_json(text: str) -> RunState:
         raise RunJsonError(problem) from exc
 
 
-READABLE_VERSIONS = (1, 2, 3, 4, SCHEMA_VERSION)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, SCHEMA_VERSION)
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
@@ -78,10 +78,10 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
             # Before version 2 the frozen tests always imported the candidate into pytest.
             data = {**data, "spec": {**spec, "isolation": spec.get("isolation", "in-process")}}
         data = {**data, "schema_version": 2}
-    # Versions 3 to 5 only added fields with defaults (kind repair, the small-model fields,
+    # Versions 3 to 6 only added fields with defaults (kind repair, the small-model fields,
     # the run's origin; the network's mapping and connection log; the orchestrator, plain
-    # before; version 5 each execution's start, cold before): a version 2, 3 or 4 run is
-    # the same.
+    # before; version 5 each execution's start, cold before; version 6 the run's redraws,
+    # none before): a version 2 to 5 run is the same.
     return {**data, "schema_version": SCHEMA_VERSION}
 
 

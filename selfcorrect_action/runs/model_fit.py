@@ -5,6 +5,7 @@ Small models (issue 21) drown in a long system prompt and a contract they cannot
 do better continuing the code they were given. Where the user said nothing (`auto`), the
 model's size decides the profile, as the server reports it or as its name says
 (SmolLM2-135M, qwen2.5-coder:1.5b), and what the server serves decides the generation.
+The small profile also draws an unrunnable answer again (`redraws`) before it counts.
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from selfcorrect_action.records import evolve
 from selfcorrect_action.runs.settings import RunSettings
 
 SMALL_MODEL_PARAMS = 3_000_000_000
+# Fresh answers a small model's unrunnable one gets within its attempt (loop/generate.py).
+# Two: SmolLM2-135M's answers that did not parse parsed on a warmer draw about half the time.
+SMALL_REDRAWS = 2
 
 
 def fitted(state: RunState, settings: RunSettings, server: ServerInfo | None,
@@ -34,7 +38,11 @@ def fitted(state: RunState, settings: RunSettings, server: ServerInfo | None,
     if settings.generation is None and state.spec.generation in (None, "auto") and \
             recorded.get("generation") in ("chat", "completion"):
         generation = "completion" if recorded["generation"] == "completion" else "chat"
-    return evolve(state, {"profile": profile, "generation": generation, "server": server})
+    # A replay draws again where its recording did: one made before redraws has none.
+    redraws = (int(recorded["redraws"]) if "redraws" in recorded
+               else SMALL_REDRAWS if profile == "small" else 0)
+    return evolve(state, {"profile": profile, "generation": generation, "server": server,
+                          "redraws": redraws})
 
 
 RunProfile = Literal["standard", "small"]

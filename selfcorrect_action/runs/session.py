@@ -124,7 +124,8 @@ class RunSession:
     def run(self, state: RunState) -> RunState:
         deps = self._opened()
         state = fitted(state, self.settings, self.server, recorded_fit(self.settings))
-        self._fit.update(profile=state.profile, generation=state.generation)
+        self._fit.update(profile=state.profile, generation=state.generation,
+                         redraws=str(state.redraws))
         if state.profile != "standard" or state.generation != "chat":
             deps.on_event("llm", f"asking for code with the {state.profile} profile, "
                           f"{state.generation} generation")
@@ -205,8 +206,9 @@ def recorded_fit(settings: RunSettings) -> Mapping[str, str]:
     from selfcorrect_action.llm.recording import read_recording
 
     header = read_recording(settings.replay).header
-    return {name: value for name, value in (("profile", header.profile),
-                                            ("generation", header.generation)) if value}
+    fit = {name: value for name, value in (("profile", header.profile),
+                                           ("generation", header.generation)) if value}
+    return {**fit, "redraws": str(header.redraws or 0)}
 
 
 def llm_client(models: ModelTiers, settings: RunSettings, *, secrets: Sequence[str],

@@ -58,6 +58,7 @@ def params(state: RunState) -> dict[str, str]:
         "prompts_sha256": prompts_digest(),
         "orchestrator": state.orchestrator, "kind": state.spec.kind,
         "profile": state.profile, "generation": state.generation,
+        "redraws": str(state.redraws),
         "runtime": state.runtime, "replayed": str(state.replayed).lower(),
         "selfcorrect_version": __version__,
     }

@@ -18,6 +18,7 @@ from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.orchestrator import run_loop
 from selfcorrect_action.loop.state import RunState, Status, Strategy
+from selfcorrect_action.records import evolve
 from selfcorrect_action.sandbox.models import (
     ArtifactRecord,
     ExecutionRequest,
@@ -361,3 +362,64 @@ def test_the_done_line_is_one_line_without_the_hint(tmp_path: Path) -> None:
                            on_event=lambda *e: events.append(e)))
     (done,) = [message for step, message in events if step == "done"]
     assert done == "error: the engine went away" and "hint" not in done
+
+
+def small(base: RunState, redraws: int = 2) -> RunState:
+    return evolve(base, {"profile": "small", "redraws": redraws})
+
+
+def test_an_unrunnable_answer_is_drawn_again_warmer_within_its_attempt(tmp_path: Path) -> None:
+    """Issue 21: prose, then code that does not parse, then code that runs: one attempt,
+    the two answers drawn again kept with why, each draw a step warmer."""
+    events: list[tuple[str, str]] = []
+    llm = ScriptedLLM([PLAN, ("generate", "Sure! First you should think about the task."),
+                       ("generate", code("def f(:\n    pass")),
+                       ("generate", code("print('good')")), PASS])
+    sandbox = CannedSandbox(ok_if("good"))
+    run_deps = deps(llm, sandbox, tmp_path)
+    run_deps.on_event = lambda step, message: events.append((step, message))
+    final = run_loop(small(state()), run_deps)
+    assert final.status is Status.PASSED and len(final.attempts) == 1
+    (only,) = final.attempts
+    assert [r.temperature for r in llm.requests[1:4]] == [0.0, 0.35, 0.7]
+    assert only.temperature == 0.7
+    assert [c.purpose for c in only.llm_calls][:3] == ["generate"] * 3
+    assert [r.reason.split(";")[-1] for r in only.rejected] == [
+        " asked again at temperature 0.35", " asked again at temperature 0.7"]
+    assert only.rejected[0].reason.startswith("the answer held no code block")
+    assert only.rejected[1].reason.startswith("SyntaxError")
+    assert "Sure! First" in only.rejected[0].text
+    assert len(sandbox.requests) == 1 and len(llm.requests) == 5
+    assert any("asking again at temperature 0.35 (1 of 2)" in m for _, m in events)
+
+
+def test_redraws_that_never_parse_leave_a_syntax_attempt(tmp_path: Path) -> None:
+    bad = [("generate", code(f"def f({n}:")) for n in range(3)]
+    llm = ScriptedLLM([PLAN, *bad, ("repair", code("print('good')")), PASS])
+    sandbox = CannedSandbox(ok_if("good"))
+    final = run_loop(small(state()), deps(llm, sandbox, tmp_path))
+    first = final.attempts[0]
+    assert first.verdict is not None and first.verdict.category is Category.SYNTAX
+    assert first.code.startswith("def f(2:") and len(first.rejected) == 2
+    assert final.status is Status.PASSED and len(sandbox.requests) == 1
+
+
+def test_the_standard_profile_never_draws_again(tmp_path: Path) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", code("def f(:")), ("repair", code("print('good')")),
+                       PASS])
+    final = run_loop(state(), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.PASSED and len(final.attempts) == 2
+    assert final.attempts[0].rejected == []
+
+
+def test_a_redraw_the_budget_cannot_pay_keeps_the_answer_and_ends_the_run(
+    tmp_path: Path
+) -> None:
+    llm = ScriptedLLM([PLAN, ("generate", code("def f(:"))], prompt_tokens=2000)
+    final = run_loop(small(state(budget=Budget(tokens=4100))),
+                     deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.EXHAUSTED and "token budget" in final.stop_reason
+    (only,) = final.attempts
+    assert only.code.startswith("def f(:") and only.rejected == []
+    assert only.verdict is not None and only.verdict.category is Category.SYNTAX
+    assert final.usage.tokens <= 4100

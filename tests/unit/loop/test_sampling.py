@@ -4,7 +4,7 @@ yet a cycle."""
 from __future__ import annotations
 
 from selfcorrect_action.llm.models import ModelTiers
-from selfcorrect_action.loop.sampling import repeats, temperature_for
+from selfcorrect_action.loop.sampling import redraw_temperature, repeats, temperature_for
 from selfcorrect_action.loop.state import Attempt, RunState, Strategy
 from selfcorrect_action.loop.strategy import RetryBudget, next_step_after
 from selfcorrect_action.records import evolve
@@ -60,3 +60,9 @@ def test_a_repeat_at_temperature_zero_warms_up_instead_of_escalating() -> None:
     decision = next_step_after(warm, budget, used)
     assert decision.next_step is not None and decision.next_step.tier == "strong"
     assert "same code as before" in decision.next_step.reason
+
+
+def test_each_redraw_is_a_step_warmer_than_the_answer_it_replaces() -> None:
+    assert [redraw_temperature(0.0, draw) for draw in (1, 2)] == [0.35, 0.7]
+    assert redraw_temperature(0.7, 1) == 0.8  # the ceiling
+    assert redraw_temperature(None, 1) == 0.35  # the model's default: start from cold

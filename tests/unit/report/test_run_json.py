@@ -121,7 +121,7 @@ def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "shown"), [(6, "6"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
+    ("version", "shown"), [(7, "7"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
 )
 def test_an_unknown_schema_version_is_refused_clearly(
     tmp_path: Path, version: object, shown: str
@@ -135,7 +135,7 @@ def test_an_unknown_schema_version_is_refused_clearly(
     assert isinstance(caught.value, UsageError)
     assert caught.value.message == (
         f"run.json has schema version {shown}; this selfcorrect reads versions 1, 2, 3, 4, "
-        f"{SCHEMA_VERSION}"
+        f"5, {SCHEMA_VERSION}"
     )
     assert caught.value.hint is not None and "re-run the task" in caught.value.hint
 
@@ -150,7 +150,7 @@ def test_a_version_1_run_is_read_as_one_whose_tests_shared_the_candidates_proces
 
     state = load_run_json(json.dumps(data))
 
-    assert state.schema_version == SCHEMA_VERSION == 5
+    assert state.schema_version == SCHEMA_VERSION == 6
     assert state.spec.isolation == "in-process"
     fresh = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
     assert fresh["schema_version"] == SCHEMA_VERSION and fresh["spec"]["isolation"] == "process"
@@ -222,7 +222,7 @@ def test_a_version_3_run_reads_as_the_plain_loops(tmp_path: Path) -> None:
 
     state = load_run_json(json.dumps(data))
 
-    assert state.schema_version == 5 and state.orchestrator == "plain"
+    assert state.schema_version == SCHEMA_VERSION and state.orchestrator == "plain"
 
 
 def test_a_version_4_run_reads_as_one_of_cold_starts(tmp_path: Path) -> None:
@@ -241,6 +241,18 @@ def test_a_version_4_run_reads_as_one_of_cold_starts(tmp_path: Path) -> None:
     assert state.schema_version == SCHEMA_VERSION and state.contract.warm is True
     assert all(a.execution.start == "cold" and a.execution.preloaded == []
                for a in state.attempts if a.execution is not None)
+
+
+def test_a_version_5_run_reads_as_one_that_drew_each_answer_once(tmp_path: Path) -> None:
+    """Version 6 records the run's redraws (issue 21); every run before it drew once."""
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    assert data["redraws"] == 0
+    data["schema_version"] = 5
+    del data["redraws"]
+
+    state = load_run_json(json.dumps(data))
+
+    assert state.schema_version == SCHEMA_VERSION and state.redraws == 0
 
 
 def test_the_recorded_version_1_runs_still_read(tmp_path: Path) -> None:

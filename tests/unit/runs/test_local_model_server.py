@@ -113,6 +113,41 @@ def test_a_small_model_is_asked_in_the_small_profile(tmp_path: Path) -> None:
     assert again.attempts[0].temperature == 0.0
 
 
+def test_a_small_models_unparsable_answer_is_drawn_again_and_replays_so(tmp_path: Path) -> None:
+    """Issue 21: the small profile asks again, a step warmer, for an answer that does not
+    parse; the recording says so, its replay draws as it did, and a recording made before
+    redraws (no `redraws` in its header) replays drawing each answer once."""
+    record = tmp_path / "redrawn.jsonl"
+    one_attempt = {**FUNCTION_SPEC, "budget": {"patch_attempts": 0, "rethink_attempts": 0}}
+    broken = "```python\ndef double(x: int) -> int:\n    return 2 * (x\n```"
+    with FakeOpenAIServer(identity=LLAMA_CPP_PYTHON) as server:
+        fixed = "```python\n" + STUB + "    return 2 * x\n```"
+        server.script(ModelReply(broken), ModelReply(fixed))
+        state, said = _run(tmp_path, one_attempt, server, record=record,
+                           model="openai/SmolLM2-135M-Instruct", generation="chat")
+        temperatures = [request.body["temperature"] for request in server.requests]
+    assert temperatures == [0.0, 0.35]
+    assert state.redraws == 2 and len(state.attempts) == 1
+    (only,) = state.attempts
+    assert only.code.endswith("return 2 * x\n") and only.temperature == 0.35
+    assert only.rejected[0].reason.startswith("SyntaxError")
+    assert "return 2 * (x" in only.rejected[0].text
+    assert any("asking again at temperature 0.35 (1 of 2)" in line for line in said)
+    assert read_recording(record).header.redraws == 2
+
+    again, _ = _run(tmp_path, one_attempt, None, replay=record, model=None)
+    assert again.redraws == 2 and again.attempts[0].code == only.code
+
+    header, first, _ = record.read_text().splitlines()
+    older = json.loads(header)
+    del older["redraws"]
+    before = tmp_path / "before-redraws.jsonl"
+    before.write_text(json.dumps(older) + "\n" + first + "\n")
+    old, _ = _run(tmp_path, one_attempt, None, replay=before, model=None)
+    assert old.redraws == 0 and old.attempts[0].rejected == []
+    assert old.attempts[0].verdict is not None
+    assert old.attempts[0].verdict.category == "syntax"
+
 def test_completion_continues_the_functions_start_and_replays_as_it_was(
         tmp_path: Path) -> None:
     record = tmp_path / "completion.jsonl"

@@ -79,3 +79,14 @@ def test_the_flag_wins_over_the_spec_and_scripts_always_chat() -> None:
 def test_completion_needs_the_functions_start() -> None:
     no_stub = state(prompt="Write f that doubles x.")
     assert fitted(no_stub, RunSettings(generation="completion"), LLAMA).generation == "chat"
+
+
+def test_the_small_profile_draws_an_unrunnable_answer_again_and_a_replay_as_recorded() -> None:
+    assert fitted(state("openai/SmolLM2-135M-Instruct"), RunSettings(), None).redraws == 2
+    assert fitted(state("openai/gpt-4o-mini"), RunSettings(), None).redraws == 0
+    # A replay takes its recording's number; one recorded before redraws has none, and a
+    # recording of a standard run replayed as small still draws as it was recorded.
+    small = state("openai/SmolLM2-135M-Instruct")
+    assert fitted(small, RunSettings(), None, {"profile": "small", "redraws": "0"}).redraws == 0
+    assert fitted(small, RunSettings(), None, {"profile": "small", "redraws": "2"}).redraws == 2
+    assert fitted(state(), RunSettings(profile="small"), None, {"redraws": "1"}).redraws == 1
