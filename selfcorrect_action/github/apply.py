@@ -187,7 +187,7 @@ def _push_fix(plan: WritePlan, planned: PlannedCommit, forge: Forge, *,
             now = head.sha[:7] if head else "gone"
             return None, (f"the pull request's head moved ({planned.expected_head[:7]} when "
                           f"the baseline was taken, {now} now): the fix was not pushed; "
-                          "comment `/selfcorrect fix` again to repair the new head"), pull
+                          "comment /selfcorrect fix again to repair the new head"), pull
         sha = _write(forge, planned.expected_head, planned)
         try:
             forge.move_branch(planned.branch, sha)
