@@ -22,7 +22,7 @@ from typing import Any
 from selfcorrect_action.bench import results as results_file
 from selfcorrect_action.bench.context import BenchContext
 from selfcorrect_action.bench.problems import Problem
-from selfcorrect_action.bench.scoring import LIMITS, judge, tests_request
+from selfcorrect_action.bench.scoring import HUMANEVAL_PRELOAD, LIMITS, judge, tests_request
 from selfcorrect_action.bench.tasks import initial_state, task_spec
 from selfcorrect_action.bench.threads import in_parallel
 from selfcorrect_action.errors import SelfcorrectError, UsageError
@@ -89,7 +89,7 @@ def run_model(ctx: BenchContext) -> str:
     try:
         with ctx.bar(f"model {model}", len(pending)) as bar, Sandbox(
                 ctx.engine, ctx.image, pool_size=options.workers,
-                max_workers=options.workers + 2) as box:
+                max_workers=options.workers + 2, preload_guess=HUMANEVAL_PRELOAD) as box:
             box.warm(LIMITS, options.runtime)
 
             def one(problem: Problem) -> None:

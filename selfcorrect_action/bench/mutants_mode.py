@@ -38,7 +38,7 @@ from selfcorrect_action.bench.context import BenchContext
 from selfcorrect_action.bench.executors import Candidate, Isolation, score_all
 from selfcorrect_action.bench.packets import packet_facts
 from selfcorrect_action.bench.problems import Problem
-from selfcorrect_action.bench.scoring import LIMITS, Score
+from selfcorrect_action.bench.scoring import HUMANEVAL_PRELOAD, LIMITS, Score
 from selfcorrect_action.bench.side_by_side import score_record
 from selfcorrect_action.bench.tasks import initial_state
 from selfcorrect_action.bench.testfile import free_names, prompt_helpers
@@ -139,7 +139,7 @@ def _sandbox(ctx: BenchContext) -> Iterator[Sandbox]:
     """The single-execution sandbox of the probe and repair stages, its pool warmed."""
     options = ctx.options
     with Sandbox(ctx.engine, ctx.image, pool_size=options.workers,
-                 max_workers=options.workers + 2) as box:
+                 max_workers=options.workers + 2, preload_guess=HUMANEVAL_PRELOAD) as box:
         box.warm(LIMITS, options.runtime)
         yield box
 

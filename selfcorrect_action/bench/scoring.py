@@ -34,6 +34,9 @@ from selfcorrect_action.spec import Isolation
 # The reference harness gives each check 3 s; ours includes pytest's start in a container.
 TEST_TIMEOUT_S = 10.0
 LIMITS = Limits()
+# What a sandbox that runs HumanEval's candidates as scripts preloads before the first one
+# came: nothing (its problems import the standard library only), not the data libraries.
+HUMANEVAL_PRELOAD: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

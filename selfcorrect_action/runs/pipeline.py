@@ -40,7 +40,13 @@ from selfcorrect_action.runs.prepare import (
     resolve_models,
 )
 from selfcorrect_action.runs.repair_prepare import repair_inputs
-from selfcorrect_action.runs.session import RunEvents, RunSession, spec_inputs, spec_limits
+from selfcorrect_action.runs.session import (
+    RunEvents,
+    RunSession,
+    first_preload,
+    spec_inputs,
+    spec_limits,
+)
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox.egress.policy import secret_values
 from selfcorrect_action.sandbox.engine_api import Engine
@@ -167,7 +173,8 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
                        replay_from=prepared.state.usage.llm_calls,
                        traced=lambda llm: tracked.traced(llm, prepared.state.run_id),
                        repository=prepared.repository,
-                       requirements=prepared.requirements) as session:
+                       requirements=prepared.requirements,
+                       preload_guess=first_preload(prepared.state.spec)) as session:
         state = session.run(prepared.state)
         with cancel.shielded():  # a signal now stops the run after its reports, not in them
             reports = render_reports(state, secrets=secrets)

@@ -28,7 +28,7 @@ from selfcorrect_action.runs.model_fit import fitted
 from selfcorrect_action.runs.orchestration import drive_for
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.runs.stoppable import StoppableExecutor, StoppableLLM
-from selfcorrect_action.sandbox import engine
+from selfcorrect_action.sandbox import engine, preload
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.derived_image import ensure_derived
 from selfcorrect_action.sandbox.egress.policy import settings_from_environ
@@ -36,7 +36,7 @@ from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.image import ensure_image
 from selfcorrect_action.sandbox.models import InputFile, Limits
 from selfcorrect_action.sandbox.prebuilt import require_image
-from selfcorrect_action.spec import LoadedSpec
+from selfcorrect_action.spec import LoadedSpec, TaskSpec
 
 
 def _ignore_event(step: str, message: str) -> None:
@@ -69,7 +69,8 @@ class RunSession:
                  task_prompt: str = "", replay_from: int = 0,
                  traced: Callable[[LLM], LLM] | None = None,
                  repository: Snapshot | None = None, requirements: str | None = None,
-                 fit_note: dict[str, str] | None = None) -> None:
+                 fit_note: dict[str, str] | None = None,
+                 preload_guess: tuple[str, ...] | None = None) -> None:
         self.models = models
         self.settings = settings
         self._limits = limits
@@ -86,6 +87,8 @@ class RunSession:
         self._deps: Deps | None = None
         self.server = server  # what answered at --api-base, if asked
         self._task_prompt = task_prompt
+        # What the first pooled container preloads (first_preload); None: the data libraries.
+        self._preload_guess = preload_guess
         # How the run asks for code, once run() decided; a recording's header says it.
         self._fit: dict[str, str] = fit_note if fit_note is not None else {}
         # Where a replay starts: a resumed run's calls so far were its first exchanges.
@@ -173,6 +176,7 @@ class RunSession:
             # there it starts beside the attempt.
             opened = self._stack.enter_context(Sandbox(
                 client, image, pool_size=1, egress=settings_from_environ(self._environ),
+                preload_guess=self._preload_guess,
                 refill="on_take" if self.settings.replaying else "after_run"))
             opened.warm(self._limits, self.settings.runtime)
             sandbox = StoppableExecutor(opened, self.cancel)
@@ -248,6 +252,16 @@ def loop_deps(llm: LLM, sandbox: Executor, work_root: Path, settings: RunSetting
 
 def spec_inputs(loaded: LoadedSpec) -> list[InputFile]:
     return [InputFile(path=path.name, data=path.read_bytes()) for path in loaded.input_paths]
+
+
+def first_preload(spec: TaskSpec) -> tuple[str, ...] | None:
+    """What the run's first pooled container preloads, before any script exists: for a
+    script, None (the sandbox's default, the data libraries most scripts import); for a
+    function or a repair, only what the task names (a HumanEval function imports none of
+    them, and their imports would take the CPU its attempt runs on)."""
+    if spec.kind == "script":
+        return None
+    return preload.named_in("\n".join((spec.prompt, spec.signature or "")))
 
 
 def spec_limits(loaded: LoadedSpec) -> Limits:

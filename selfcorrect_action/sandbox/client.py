@@ -42,6 +42,7 @@ class Sandbox(ContainerHost):
     def __init__(self, engine: Engine, image: str, *, pool_size: int = 0,
                  max_workers: int = 4, egress: EgressSettings | None = None,
                  warm: bool = True, preload_set: tuple[str, ...] | None = None,
+                 preload_guess: tuple[str, ...] | None = None,
                  refill: Refill = "on_take") -> None:
         super().__init__(engine, image, pool_size=pool_size, max_workers=max_workers)
         # How the egress proxy resolves names and where credentials' secrets are read.
@@ -50,11 +51,12 @@ class Sandbox(ContainerHost):
         self._running_lock = threading.Lock()
         self._stopped = False
         # What the next pooled containers' warm interpreters import (sandbox/preload.py):
-        # the latest script's imports, the data libraries before the first.
-        # `preload` fixes the set instead (a benchmark's, a test's).
+        # the latest script's imports; before the first, `preload_guess` (what the task
+        # names), else the data libraries. `preload_set` fixes the set instead (a
+        # benchmark's, a test's).
         self._preload: tuple[str, ...] = (
             () if not warm else preload_set if preload_set is not None
-            else preload.DEFAULT_PRELOAD)
+            else preload_guess if preload_guess is not None else preload.DEFAULT_PRELOAD)
         self._fixed = preload_set is not None
         self._warm = warm
         self._refill: Refill = refill

@@ -14,6 +14,7 @@ module is run again cold (client.py) and a small memory limit preloads nothing.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterable
 
 from selfcorrect_action.sandbox.models import ExecutionRequest, Limits
@@ -29,6 +30,23 @@ DEFAULT_PRELOAD = ("numpy", "pandas", "matplotlib", "matplotlib.pyplot", "PIL", 
 # 110 MB, which a script that does not import them would lose.
 MIN_MEMORY_MB = 384
 MAX_MODULES = 24
+# How a task's words name a preloadable package (its import name, or what people call it),
+# and what a warm interpreter then imports for it.
+_NAMED = (
+    (r"numpy", ("numpy",)),
+    (r"pandas", ("pandas",)),
+    (r"matplotlib|pyplot", ("matplotlib", "matplotlib.pyplot")),
+    (r"PIL|Pillow", ("PIL", "PIL.Image")),
+    (r"scipy", ("scipy",)),
+    (r"sklearn|scikit-learn", ("sklearn",)),
+    (r"openpyxl", ("openpyxl",)),
+    (r"lxml", ("lxml",)),
+    (r"bs4|BeautifulSoup", ("bs4",)),
+    (r"yaml|PyYAML", ("yaml",)),
+    (r"requests", ("requests",)),
+    (r"dateutil", ("dateutil",)),
+    (r"tabulate", ("tabulate",)),
+)
 
 
 def imports_of(source: str) -> list[str]:
@@ -96,6 +114,18 @@ def next_preload(request: ExecutionRequest) -> tuple[str, ...] | None:
     if imported is None:
         return None  # its fix will most likely import what the last script that parsed did
     return preloadable(imported)
+
+
+def named_in(text: str) -> tuple[str, ...]:
+    """The preloadable modules a task's text names (`import numpy as np` in its code, or
+    "use pandas" in its words): a function's first attempt imports what its task names, not
+    the data libraries a script's would. Whole words only: "requests" in "HTTP requests"
+    counts (a wrong guess costs a container's idle imports, nothing else)."""
+    chosen: list[str] = []
+    for pattern, modules in _NAMED:
+        if re.search(rf"(?<![\w.])(?:{pattern})(?!\w)", text, re.IGNORECASE):
+            chosen.extend(modules)
+    return preloadable(chosen)
 
 
 def for_limits(preload: tuple[str, ...], limits: Limits) -> tuple[str, ...]:

@@ -108,3 +108,6 @@ def test_each_problems_loop_is_recorded_in_the_run_history(tmp_path: Path) -> No
     assert entry.replayed and entry.attempts >= 1
     assert entry.location == str((tmp_path / "out" / "runs" / "replay" / problem.module)
                                  .resolve())
+    # HumanEval's functions import the standard library only: the shared sandbox's first
+    # container preloads nothing, not the data libraries a script's would.
+    assert engine.history[0].config["command"][-2:] == ["--warm", ""]

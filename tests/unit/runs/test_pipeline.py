@@ -33,11 +33,11 @@ from tests.fakes.scripted_llm import ScriptedLLM
 
 IMAGE = "selfcorrect-sandbox:fake"
 PROMPT = "Print hello."
+CONTRACT: dict[str, Any] = {"artifacts": [], "stdout_contains": ["hello"], "timeout_s": 30,
+                            "memory_mb": 256, "success_criteria": ["it says hello"]}
 SPEC = {
     "prompt": PROMPT, "output": "hello.py", "judge": False,
-    "budget": {"patch_attempts": 1, "rethink_attempts": 0},
-    "contract": {"artifacts": [], "stdout_contains": ["hello"], "timeout_s": 30,
-                 "memory_mb": 256, "success_criteria": ["it says hello"]},
+    "budget": {"patch_attempts": 1, "rethink_attempts": 0}, "contract": CONTRACT,
 }
 
 
@@ -196,3 +196,34 @@ def test_a_credentials_value_is_redacted_in_the_reports_whatever_its_variable_is
     for report in ("AUDIT.md", "run.json"):
         text = (tmp_path / "out" / report).read_text()
         assert "hello" in text and value not in text, report
+
+
+def test_the_first_pooled_container_preloads_what_the_task_names(tmp_path: Path) -> None:
+    """A script's first container imports the data libraries; a function's only what its
+    task names (here nothing: HumanEval's functions import none of them)."""
+    def first_preload(name: str, spec: dict[str, Any], answer: str) -> str:
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / "test_doubler.py").write_text(
+            "from doubler import double\n\n\ndef test_double():\n    assert double(2) == 4\n")
+        (folder / "task.yml").write_text(json.dumps({
+            **spec, "contract": {**CONTRACT, "memory_mb": 512}}))
+        replay = write_replay(folder / "replay.jsonl", spec["prompt"],
+                              [("generate", fenced(answer))])
+        prepared = pipeline.prepare(load_spec(folder / "task.yml", root=folder),
+                                    RunSettings(replay=replay, sandbox_image=IMAGE),
+                                    environ={}, secrets=[])
+        engine = _printing("hello\n")
+        pipeline.run(prepared, environ={}, secrets=[], reports_dir=folder / "out",
+                     connections=Connections(engine=engine))
+        command: list[str] = engine.history[0].config["command"]
+        assert command[-2] == "--warm"
+        return command[-1]
+
+    assert first_preload("script", SPEC, "print('hello')") == (
+        "numpy,pandas,matplotlib,matplotlib.pyplot,PIL,PIL.Image")
+    function = {**SPEC, "kind": "function", "output": "doubler.py", "tests": ["test_doubler.py"],
+                "prompt": "Complete this function.\n\n```python\ndef double(x: int) -> int:\n```\n"}
+    assert first_preload("function", function, "def double(x):\n    return 2 * x\n") == ""
+    named = {**function, "prompt": "Use numpy.\n\n```python\ndef double(x: int) -> int:\n```\n"}
+    assert first_preload("numpy", named, "def double(x):\n    return 2 * x\n") == "numpy"

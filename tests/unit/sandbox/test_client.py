@@ -205,6 +205,23 @@ def test_pooled_containers_preload_what_the_latest_script_imported(tmp_path: Pat
     assert all(request["warm"] is False for request in engine.history[-2].requests)
 
 
+def test_a_guessed_first_preload_is_used_then_replaced_by_the_scripts_imports(
+        tmp_path: Path) -> None:
+    """A run's guess (a function task that names no library: nothing) is the first pooled
+    container's preload; unlike a fixed set, the scripts' own imports replace it."""
+    engine = FakeEngine()
+    with Sandbox(engine, "img", pool_size=1, preload_guess=()) as box:
+        box.warm(REQUEST.limits)
+        box.settle()
+        box.run(_warm_request("import scipy\n"), tmp_path / "1")
+        box.settle()
+    commands = [container.config["command"] for container in engine.history]
+    assert commands[0][-2:] == ["--warm", ""]
+    assert commands[1][-2:] == ["--warm", "scipy"]
+    # A bare warm interpreter serves a script warm: there is nothing of its to wait for.
+    assert engine.history[0].requests[0]["warm"] is True
+
+
 def test_a_warm_start_out_of_memory_holding_unused_preloads_is_run_again_cold(
         tmp_path: Path) -> None:
     def behaviour(header: dict[str, Any]) -> Reply:

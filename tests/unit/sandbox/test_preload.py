@@ -74,3 +74,15 @@ def test_a_preload_is_waited_for_only_when_the_script_imports_some_of_it() -> No
     assert preload.worth_waiting_for(data, "def broken(:\n"), "a fix may import them"
     assert preload.worth_waiting_for((), "print(1)"), "a bare interpreter: nothing to wait"
     assert preload.worth_waiting_for(data, None), "not a script: not ours to judge"
+
+
+def test_a_tasks_text_names_its_libraries_by_import_name_or_common_name() -> None:
+    assert preload.named_in("Complete this function.\n```python\nfrom typing import List\n"
+                            "def has_close_elements(numbers: List[float]) -> bool:\n```") == ()
+    assert preload.named_in("import numpy as np\ndef f(a: np.ndarray): ...") == ("numpy",)
+    assert preload.named_in("Use Pandas, then draw it with pyplot") == (
+        "pandas", "matplotlib", "matplotlib.pyplot")
+    assert preload.named_in("resize it with Pillow; parse with BeautifulSoup") == (
+        "PIL", "PIL.Image", "bs4")
+    # Whole names only: not a prefix, a suffix or an attribute of something else.
+    assert preload.named_in("numpyish, my_pandas, x.scipy, scipyx") == ()
