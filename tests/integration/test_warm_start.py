@@ -189,7 +189,9 @@ def test_a_warm_start_out_of_memory_with_unused_preloads_is_decided_cold(
                                    files=[InputFile(path="task.py", data=script.encode())],
                                    limits=limits, timeout_s=60, warm_wait_s=60)
         result = box.run(request, tmp_path / "run")
-    assert result.start == "cold" and result.stdout.text == "allocated\n", result
+    seen = (result.start, result.start_note, result.sandbox_note, result.exit_code,
+            result.signal, result.oom_killed, result.stderr.text[-600:])
+    assert result.start == "cold" and result.stdout.text == "allocated\n", seen
     assert result.start_note is not None and result.start_note.startswith(
         "run again cold: the warm start ran out of memory with numpy"), result.start_note
     assert not result.oom_killed and result.exit_code == 0
