@@ -70,18 +70,26 @@ class Sandbox(ContainerHost):
         result = self._run_once(request, artifact_dir)
         source = preload.script_source(request)
         # A result without the runner's report may have been a warm start too.
-        maybe_warm = result.start == "warm" or result.sandbox_note is not None
-        if not maybe_warm or source is None or not (result.oom_killed or result.timed_out):
+        reportless = result.sandbox_note is not None and result.exit_code is None
+        maybe_warm = result.start == "warm" or reportless
+        if not maybe_warm or source is None or not (
+                result.oom_killed or result.timed_out or reportless):
             return result
         unused = preload.unused(result.preloaded, source)
-        if not unused:
+        with self._running_lock:
+            stopped = self._stopped  # its runner was killed by stop(): nothing to decide
+        if not unused or stopped:
             return result
         # The preloaded modules the script never imports held memory (and their import
         # time is not the script's): this verdict could differ from a cold start's, so a
-        # cold start decides. Never the other way: a cold verdict stands as it is.
+        # cold start decides. Never the other way: a cold verdict stands as it is. A runner
+        # that ended without its report counts too: gVisor ends the whole sandbox when it
+        # runs out of memory, and Docker does not always flag that container OOMKilled
+        # (seen: exit status 137, OOMKilled false).
         cold = self._run_once(request.model_copy(update={"warm": False}),
                               artifact_dir.with_name(artifact_dir.name + "-cold"))
-        what = "ran out of memory" if result.oom_killed else "timed out"
+        what = ("ran out of memory" if result.oom_killed else "timed out" if result.timed_out
+                else "ended without its runner's report")
         return cold.model_copy(update={
             "start_note": f"run again cold: the warm start {what} with "
                           f"{', '.join(unused[:4])} preloaded, which the script does not import"})

@@ -192,8 +192,12 @@ def test_a_warm_start_out_of_memory_with_unused_preloads_is_decided_cold(
     seen = (result.start, result.start_note, result.sandbox_note, result.exit_code,
             result.signal, result.oom_killed, result.stderr.text[-600:])
     assert result.start == "cold" and result.stdout.text == "allocated\n", seen
-    assert result.start_note is not None and result.start_note.startswith(
-        "run again cold: the warm start ran out of memory with numpy"), result.start_note
+    # Under runsc Docker does not always flag the ended sandbox OOMKilled (client.py).
+    endings = ("ran out of memory", "ended without its runner's report") if runtime == "runsc" \
+        else ("ran out of memory",)
+    assert result.start_note is not None and any(
+        result.start_note.startswith(f"run again cold: the warm start {ending} with numpy")
+        for ending in endings), result.start_note
     assert not result.oom_killed and result.exit_code == 0
 
 

@@ -239,3 +239,40 @@ def test_a_warm_start_out_of_memory_holding_unused_preloads_is_run_again_cold(
                                  "preloaded, which the script does not import")
     # Every preload imported by the script itself: the warm verdict is the script's own.
     assert used_all.oom_killed and used_all.start == "warm"
+
+
+def test_a_warm_start_whose_runner_died_unreported_holding_unused_preloads_is_run_again_cold(
+        tmp_path: Path) -> None:
+    """gVisor ends the whole sandbox when it runs out of memory, and Docker does not always
+    flag the container OOMKilled (exit status 137, OOMKilled false): a warm start that ended
+    without its runner's report, holding preloads the script never imports, is decided by a
+    cold start; a runner killed by stop() is not run again."""
+    def behaviour(header: dict[str, Any]) -> Reply:
+        if header["warm"]:
+            return Reply(die=True)
+        return Reply(report={"exit_code": 0, "stdout": {"text": "fits\n", "total_bytes": 5}})
+
+    engine = FakeEngine(behaviour=behaviour)
+    engine.state = {"ExitCode": 137, "OOMKilled": False}
+    with Sandbox(engine, "img", pool_size=1, preload_set=("numpy", "pandas")) as box:
+        box.warm(REQUEST.limits)
+        box.settle()
+        result = box.run(_warm_request("block = bytearray(10**9)"), tmp_path / "1")
+        box.settle()
+        used = box.run(_warm_request("import numpy, pandas"), tmp_path / "2")
+    assert result.exit_code == 0 and result.stdout.text == "fits\n" and result.start == "cold"
+    assert result.start_note == ("run again cold: the warm start ended without its runner's "
+                                 "report with numpy, pandas preloaded, which the script does "
+                                 "not import")
+    # The script imports every preload: the warm start's ending is the script's own.
+    assert used.exit_code is None and used.sandbox_note is not None
+
+    stopping = FakeEngine(behaviour=lambda header: Reply(runs_s=30))
+    with Sandbox(stopping, "img", pool_size=1, preload_set=("numpy",)) as box:
+        box.warm(REQUEST.limits)
+        box.settle()
+        threading.Timer(0.3, box.stop).start()
+        stopped = box.run(_warm_request("print(1)"), tmp_path / "3")
+    assert stopped.sandbox_note is not None and stopped.start_note is None
+    assert [container.killed for container in stopping.history[:1]] == [True]
+    assert len([c for c in stopping.history if c.requests]) == 1, "nothing was run again"
