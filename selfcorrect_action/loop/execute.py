@@ -24,8 +24,12 @@ from selfcorrect_action.templating import shorten
 
 MAX_CARRIED_ARTIFACT_BYTES = 16 * 1024 * 1024
 # Output files that could steer pytest or Python in the test run are never carried over:
-# modules shadowing imports, path hooks, conftest files, ini files with addopts.
-_NOT_CARRIED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml")
+# modules shadowing imports, path hooks, conftest files, ini files with addopts. Extension
+# modules too: a planted `statistics.cpython-311-x86_64-linux-gnu.so` next to the tests is
+# what their `import statistics` loads, native code in their process (the work dir is
+# mounted noexec, which stops it under runc; gVisor mapped it all the same, and it forged a
+# pass there: tests/security/test_script_planting.py).
+_NOT_CARRIED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml", ".so", ".pyd")
 
 
 def execute(state: RunState, deps: Deps) -> RunState:

@@ -1,9 +1,11 @@
 """A `kind: script` is judged by frozen tests that run in a container of their own, over the
 files the script wrote (issue 14, item 5). Nothing a script plants among its output changes
 their verdict: a file named like the frozen test, a conftest, a .pth, an ini file, a forged
-report, a bytecode cache, a module named like one pytest imports, a file too large to carry,
-an artifact that is not what it claims. Through `selfcorrect run`, under both runtimes and
-both isolations: a script whose real output is wrong fails, with the tests' own evidence.
+report, a bytecode cache, a module named like one pytest imports, a native extension module
+named like one the tests import (which forged a pass under runsc before extension modules
+were left out), a file too large to carry, an artifact that is not what it claims. Through
+`selfcorrect run`, under both runtimes and both isolations: a script whose real output is
+wrong fails, with the tests' own evidence.
 """
 
 from __future__ import annotations
@@ -27,9 +29,19 @@ import json
 
 
 def test_the_total():
+    import statistics
+
     with open("result.json") as handle:
-        assert json.load(handle)["total"] == 6
+        assert json.load(handle)["total"] == statistics.mean([1, 11])
 '''
+# A compiled extension module `statistics` whose import makes every test report a pass
+# (tests/fixtures/cheats/planted_extension.c), base64.
+PLANTED_EXTENSION = "".join(
+    (Path(__file__).parents[1] / "fixtures" / "cheats" / "planted_extension.so.b64")
+    .read_text().split())
+# Every suffix CPython 3.11 loads an extension module `statistics` from, on Linux.
+EXTENSION_NAMES = ["statistics.cpython-311-x86_64-linux-gnu.so", "statistics.abi3.so",
+                   "statistics.so"]
 PASSING_HOOK = '''
 import pytest
 
@@ -45,7 +57,7 @@ FORGED_REPORT = (
     'name="test_the_total" file="test_result.py" line="1" time="0.001" /></testsuite>'
     '</testsuites>')
 SCRIPT = f'''
-import json, os
+import base64, json, os
 
 plants = {{
     "test_result.py": "def test_the_total():\\n    pass\\n",
@@ -63,6 +75,9 @@ for name, text in plants.items():
     os.makedirs(os.path.dirname(name) or ".", exist_ok=True)
     with open(name, "w") as out:
         out.write(text)
+for name in {EXTENSION_NAMES!r}:
+    with open(name, "wb") as out:
+        out.write(base64.b64decode({PLANTED_EXTENSION!r}))
 with open("big.bin", "wb") as out:
     out.write(b"x" * (20 * 1024 * 1024))
 with open("result.json", "w") as out:
@@ -109,3 +124,59 @@ def test_nothing_a_script_plants_changes_the_tests_verdict(
     assert "assert 5 == 6" in attempt.verdict.evidence, attempt.verdict.evidence
     assert [o.outcome for o in attempt.tests] == ["failed"]
     assert (work / "test_result.py").read_text() == textwrap.dedent(TESTS).lstrip()
+
+
+FUNCTION_PROMPT = "Write total(values): the sum of a list of ints."
+FUNCTION_TESTS = '''
+from total import total
+
+
+def test_total():
+    import statistics
+
+    assert total([1, 2, 3]) == statistics.mean([1, 11])
+'''
+# A wrong function whose module, run as a script first, leaves the extension module among its
+# output files, for the tests' run that follows (their files are carried the same way).
+WRONG_FUNCTION = f'''
+import base64
+
+for name in {EXTENSION_NAMES!r}:
+    try:  # imported again for the tests, where its folder is not its to write
+        with open(name, "wb") as out:
+            out.write(base64.b64decode({PLANTED_EXTENSION!r}))
+    except OSError:
+        pass
+
+
+def total(values):
+    return sum(values) - 1
+'''
+
+
+@pytest.mark.usefixtures("sandbox_image")
+def test_an_extension_module_a_function_leaves_behind_never_reaches_its_tests(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
+    work = tmp_path / "repo"
+    work.mkdir()
+    (work / "test_total.py").write_text(textwrap.dedent(FUNCTION_TESTS).lstrip())
+    spec = work / "total.yml"
+    spec.write_text(json.dumps({
+        "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
+        "tests": ["test_total.py"], "judge": False,
+        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
+        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
+                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
+    }))
+    replay = write_replay(tmp_path / "replay.jsonl", FUNCTION_PROMPT,
+                          [("generate", fenced(textwrap.dedent(WRONG_FUNCTION)))])
+    monkeypatch.chdir(work)
+    out = tmp_path / "out"
+    exit_code = main(["run", str(spec), "--replay", str(replay), "--out", str(out),
+                      "--runtime", runtime])
+    state = load_run_json((out / "run.json").read_text())
+    attempt = state.attempts[-1]
+    assert (exit_code, state.status.value) == (1, "exhausted")
+    assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
+        attempt.verdict)
+    assert [o.outcome for o in attempt.tests] == ["failed"]
