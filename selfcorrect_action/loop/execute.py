@@ -110,9 +110,11 @@ def _steers_python(path: str) -> bool:
     parts = PurePosixPath(path).parts
     name = parts[-1].lower()
     # .selfcorrect/ is where the test run's own report goes: a file the candidate left there
-    # must never be read as the tests' verdict.
+    # must never be read as the tests' verdict. A distribution's metadata on sys.path is
+    # where pytest finds plugins to load (its pytest11 entry points).
     return name.endswith(_NOT_CARRIED_SUFFIXES) or name.startswith("conftest") or (
-        "__pycache__" in parts) or parts[0].lower() == ".selfcorrect"
+        "__pycache__" in parts) or parts[0].lower() == ".selfcorrect" or any(
+        part.lower().endswith((".dist-info", ".egg-info")) for part in parts)
 
 
 def _carried(result: ExecutionResult, reserved: set[str]) -> list[InputFile]:

@@ -70,6 +70,8 @@ plants = {{
     "zz.pth": "import conftest\\n",
     ".selfcorrect/junit.xml": {FORGED_REPORT!r},
     "__pycache__/test_result.cpython-311.pyc": "not bytecode",
+    "planted-1.0.dist-info/METADATA": "Metadata-Version: 2.1\\nName: planted\\nVersion: 1.0\\n",
+    "planted-1.0.dist-info/entry_points.txt": "[pytest11]\\nplanted = conftest\\n",
 }}
 for name, text in plants.items():
     os.makedirs(os.path.dirname(name) or ".", exist_ok=True)
