@@ -398,7 +398,9 @@ class _Scanner(ast.NodeVisitor):
             return "names a file Python runs at start-up"
         if lowered.startswith(REFUSED_MODULES):
             return "names pytest's internals"
-        stem = base[:-3] if base.endswith(".py") else ""
+        # A source, bytecode or native extension module (`json.cpython-311-...so`) that an
+        # import of that name would load instead of the real one.
+        stem = base.split(".")[0] if base.endswith((".py", ".pyc", ".so", ".pyd")) else ""
         if stem in SHADOWED_MODULES:
             return f"names a file that would stand in for the module {stem} in the tests' imports"
         if "*" in text and "test" in lowered and any(
