@@ -49,7 +49,11 @@ def execute(state: RunState, deps: Deps) -> RunState:
     test_result = None
     if state.tests and _ran_cleanly(result):
         deps.on_event("execute", f"attempt {attempt.index}: running the frozen tests")
-        files = [candidate, *deps.inputs, *_carried(result, {candidate.path, *state.tests}),
+        # The inputs are reserved too: a changed copy the candidate left would replace the
+        # data the tests check its output against (a wrong answer that rewrote sales.csv to
+        # agree with it passed).
+        reserved = {candidate.path, *state.tests, *(item.path for item in deps.inputs)}
+        files = [candidate, *deps.inputs, *_carried(result, reserved),
                  *(InputFile(path=name, data=text.encode()) for name, text in state.tests.items())]
         test_result = deps.sandbox.run(_tests_request(state, files), folder / "tests")
     updated = evolve(attempt, {

@@ -111,6 +111,18 @@ class ExecutionRequest(_Frozen):
         default=10.0, ge=0, le=60, description="how long the script's start may wait for a "
         "warm interpreter still importing (its imports would take as long in a cold one)")
 
+    @field_validator("files")
+    @classmethod
+    def _each_path_once(cls, value: list[InputFile]) -> list[InputFile]:
+        # The runner writes the files in order: a second file of one path would silently
+        # replace the first (an input the tests read, say).
+        seen: set[str] = set()
+        for item in value:
+            if item.path in seen:
+                raise ValueError(f"two files of the request have the path {item.path!r}")
+            seen.add(item.path)
+        return value
+
 
 def script_argv(name: str) -> list[str]:
     """How a script in the work dir is run. `--` ends the interpreter's options: a script

@@ -182,3 +182,64 @@ def test_an_extension_module_a_function_leaves_behind_never_reaches_its_tests(
     assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
         attempt.verdict)
     assert [o.outcome for o in attempt.tests] == ["failed"]
+
+
+INPUT_PROMPT = ("Read sales.csv (columns region,amount) and write totals.json: "
+                "{region: total amount}.")
+SALES = "region,amount\nnorth,10\nsouth,5\nnorth,7\n"
+INPUT_TESTS = '''
+import csv
+import json
+from collections import defaultdict
+
+
+def test_totals_match_the_sales():
+    expected = defaultdict(int)
+    with open("sales.csv", newline="") as handle:
+        for row in csv.DictReader(handle):
+            expected[row["region"]] += int(row["amount"])
+    with open("totals.json") as handle:
+        assert json.load(handle) == dict(expected)
+'''
+# Wrong, and it rewrites the input so that the data agrees with it.
+REWRITES_ITS_INPUT = '''
+import json
+
+with open("totals.json", "w") as handle:
+    json.dump({"north": 1}, handle)
+with open("sales.csv", "w") as handle:
+    handle.write("region,amount\\nnorth,1\\n")
+'''
+
+
+@pytest.mark.usefixtures("sandbox_image")
+@pytest.mark.parametrize("isolation", ["process", "in-process"])
+def test_an_input_the_script_rewrites_reaches_its_tests_as_given(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime, isolation: str) -> None:
+    """Found by a red-team pass: the changed sales.csv was carried to the tests after the
+    real one and replaced it, and a wrong answer passed under both runtimes."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    (work / "sales.csv").write_text(SALES)
+    (work / "test_totals.py").write_text(textwrap.dedent(INPUT_TESTS).lstrip())
+    spec = work / "totals.yml"
+    spec.write_text(json.dumps({
+        "prompt": INPUT_PROMPT, "kind": "script", "output": "totals.py",
+        "inputs": ["sales.csv"], "tests": ["test_totals.py"], "judge": False,
+        "isolation": isolation, "budget": {"patch_attempts": 0, "rethink_attempts": 0},
+        "contract": {"artifacts": [{"path": "totals.json"}], "stdout_contains": [],
+                     "timeout_s": 60, "memory_mb": 512,
+                     "success_criteria": ["the tests pass"]},
+    }))
+    replay = write_replay(tmp_path / "replay.jsonl", INPUT_PROMPT,
+                          [("generate", fenced(textwrap.dedent(REWRITES_ITS_INPUT)))])
+    monkeypatch.chdir(work)
+    out = tmp_path / "out"
+    exit_code = main(["run", str(spec), "--replay", str(replay), "--out", str(out),
+                      "--runtime", runtime])
+    state = load_run_json((out / "run.json").read_text())
+    attempt = state.attempts[-1]
+    assert (exit_code, state.status.value) == (1, "exhausted")
+    assert [o.outcome for o in attempt.tests] == ["failed"]
+    assert attempt.verdict is not None and "north" in attempt.verdict.evidence
+    assert (work / "sales.csv").read_text() == SALES

@@ -276,3 +276,10 @@ def test_a_warm_start_whose_runner_died_unreported_holding_unused_preloads_is_ru
     assert stopped.sandbox_note is not None and stopped.start_note is None
     assert [container.killed for container in stopping.history[:1]] == [True]
     assert len([c for c in stopping.history if c.requests]) == 1, "nothing was run again"
+
+
+def test_a_request_naming_one_path_twice_is_refused() -> None:
+    """The runner writes the files in order: the second would replace the first unseen."""
+    twice = [InputFile(path="sales.csv", data=b"a"), InputFile(path="./sales.csv", data=b"b")]
+    with pytest.raises(ValueError, match="two files of the request have the path 'sales.csv'"):
+        ExecutionRequest(argv=["python3", "s.py"], files=twice)
