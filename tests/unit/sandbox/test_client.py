@@ -281,5 +281,5 @@ def test_a_warm_start_whose_runner_died_unreported_holding_unused_preloads_is_ru
 def test_a_request_naming_one_path_twice_is_refused() -> None:
     """The runner writes the files in order: the second would replace the first unseen."""
     twice = [InputFile(path="sales.csv", data=b"a"), InputFile(path="./sales.csv", data=b"b")]
-    with pytest.raises(ValueError, match="two files of the request have the path 'sales.csv'"):
+    with pytest.raises(ValueError, match=r"two files of the request have the path 'sales\.csv'"):
         ExecutionRequest(argv=["python3", "s.py"], files=twice)
