@@ -39,10 +39,13 @@ class RepairJudgement:
     first_failure: TestOutcome | None = None  # the first failing target's outcome, if any
     passing: int = 0
     checked: list[str] = field(default_factory=list)  # what was checked, for the report
+    # Failing tests the baseline never reported: a report the repaired code (run in the
+    # tests' own process) edited can keep pytest's exit status true with a made-up failure.
+    unknown_failures: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return not self.failing_targets and not self.regressions
+        return not self.failing_targets and not self.regressions and not self.unknown_failures
 
 
 def judge_outcomes(baseline: Baseline, targets: list[str], outcomes: list[TestOutcome]
@@ -57,8 +60,11 @@ def judge_outcomes(baseline: Baseline, targets: list[str], outcomes: list[TestOu
         for test in baseline.passing if test not in flaky and now.get(test) != "pass"]
     first = next((by_id[test] for target in failing for test in now
                   if selects(target, test) and test in by_id), None)
+    known = {*baseline.passing, *baseline.failing, *baseline.skipped, *baseline.flaky}
+    unknown = [test for test in by_id if test not in known]
     return RepairJudgement(failing, regressions, first,
-                           passing=sum(result == "pass" for result in now.values()))
+                           passing=sum(result == "pass" for result in now.values()),
+                           unknown_failures=unknown)
 
 
 def _target_passed(target: str, now: Mapping[str, str]) -> bool:
@@ -89,6 +95,12 @@ def evidence(judgement: RepairJudgement) -> str:
         named = "; ".join(r.describe() for r in judgement.regressions[:MAX_NAMED])
         more = len(judgement.regressions) - MAX_NAMED
         parts.append(f"regression: {named}" + (f" (+{more} more)" if more > 0 else ""))
+    if judgement.unknown_failures:
+        names = ", ".join(judgement.unknown_failures[:MAX_NAMED])
+        more = len(judgement.unknown_failures) - MAX_NAMED
+        parts.append(f"failing tests the unchanged repository never reported: {names}"
+                     + (f" (+{more} more)" if more > 0 else "")
+                     + " (a test the change made up, or a report it edited)")
     return " — ".join(parts)
 
 

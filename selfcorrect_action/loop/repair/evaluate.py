@@ -65,6 +65,10 @@ def _judged(attempt: Attempt, run: TestRun, judged: RepairJudgement,
               detail="nothing that passed at baseline fails" if not judged.regressions else
               "; ".join(r.describe() for r in judged.regressions[:5])[:600]),
     ]
+    if judged.unknown_failures:
+        checks.append(Check(name="only known tests fail", passed=False,
+                            detail="never reported at baseline: "
+                            + ", ".join(judged.unknown_failures[:5])[:600]))
     if judged.passed:
         verdict = Verdict(passed=True, checks=checks)
     else:

@@ -124,3 +124,18 @@ def test_a_frames_file_is_the_allowed_file_that_ends_its_path_with_the_most_part
     assert allowed_file("/work/src/pkg/util.py", allowed) == "src/pkg/util.py"
     assert allowed_file("pkg/xcore.py", allowed) is None
     assert allowed_file("tests/test_core.py", allowed) is None
+
+
+def test_a_failing_test_the_baseline_never_reported_fails_the_repair() -> None:
+    """Found by a red-team pass: repaired code (run in the tests' process) removed the real
+    failures from the JUnit report and added a made-up failing test, so that pytest's exit
+    status 1 still agreed with the report; targets and regressions alone then passed it."""
+    judged = judge_outcomes(BASELINE, ["t::bug"], [
+        outcome("t::ok"), outcome("t::other"), outcome("t::bug"), outcome("t::skip", "skipped"),
+        outcome("zz_note::pending", "failed")])
+    assert not judged.passed and judged.unknown_failures == ["zz_note::pending"]
+    assert "never reported: zz_note::pending (a test the change made up" in evidence(judged)
+    # A test the baseline knew that fails now is a regression or a target, not unknown.
+    known = judge_outcomes(BASELINE, ["t::bug"], [
+        outcome("t::ok"), outcome("t::other", "failed"), outcome("t::bug")])
+    assert known.unknown_failures == [] and not known.passed
