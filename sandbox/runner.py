@@ -939,6 +939,10 @@ def _rejection(entry: Any, rel: str, caps: dict, inputs: dict[str, bytes], count
     size = entry.stat(follow_symlinks=False).st_size
     if not _valid_name(rel):
         return "name is not valid UTF-8 or too long for the transfer", size
+    if not rel.isprintable():
+        # A newline in a name would start a line of its own wherever the name is shown: in
+        # a report, or in the judge's prompt as a heading of ours.
+        return "name holds a control character (a newline, a tab...)", size
     if entry.is_symlink():
         return "symbolic link (not followed)", 0
     if not entry.is_file(follow_symlinks=False):
