@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from selfcorrect_action.choices import Runtime
 from selfcorrect_action.cli import main
+from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.report.run_json import load_run_json
 from tests.fakes.replays import fenced, write_replay
 
@@ -94,15 +96,30 @@ def _no_provider_keys(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
+def _run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime,
+         spec: dict[str, Any], files: dict[str, str], answer: str) -> tuple[int, RunState]:
+    """`selfcorrect run` on `spec` in a repository holding `files`, the model's one answer
+    replayed: its exit code and run.json."""
+    work = tmp_path / "repo"
+    work.mkdir()
+    for name, text in files.items():
+        (work / name).write_text(text)
+    (work / "task.yml").write_text(json.dumps(spec))
+    replay = write_replay(tmp_path / "replay.jsonl", spec["prompt"],
+                          [("generate", fenced(textwrap.dedent(answer)))])
+    monkeypatch.chdir(work)
+    out = tmp_path / "out"
+    exit_code = main(["run", str(work / "task.yml"), "--replay", str(replay), "--out",
+                      str(out), "--runtime", runtime])
+    return exit_code, load_run_json((out / "run.json").read_text())
+
+
 @pytest.mark.usefixtures("sandbox_image")
 @pytest.mark.parametrize("isolation", ["process", "in-process"])
 def test_nothing_a_script_plants_changes_the_tests_verdict(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime, isolation: str) -> None:
-    work = tmp_path / "repo"
-    work.mkdir()
-    (work / "test_result.py").write_text(textwrap.dedent(TESTS).lstrip())
-    spec = work / "result.yml"
-    spec.write_text(json.dumps({
+    tests = textwrap.dedent(TESTS).lstrip()
+    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
         "prompt": PROMPT, "kind": "script", "output": "make_result.py",
         "tests": ["test_result.py"], "judge": False, "isolation": isolation,
         "budget": {"patch_attempts": 0, "rethink_attempts": 0},
@@ -110,14 +127,7 @@ def test_nothing_a_script_plants_changes_the_tests_verdict(
                                     "required_keys": ["total"]}],
                      "stdout_contains": ["done"], "timeout_s": 60, "memory_mb": 512,
                      "success_criteria": ["result.json holds the total"]},
-    }))
-    replay = write_replay(tmp_path / "replay.jsonl", PROMPT,
-                          [("generate", fenced(textwrap.dedent(SCRIPT)))])
-    monkeypatch.chdir(work)
-    out = tmp_path / "out"
-    exit_code = main(["run", str(spec), "--replay", str(replay), "--out", str(out),
-                      "--runtime", runtime])
-    state = load_run_json((out / "run.json").read_text())
+    }, {"test_result.py": tests}, SCRIPT)
     attempt = state.attempts[-1]
     assert (exit_code, state.status.value) == (1, "exhausted")
     assert attempt.execution is not None and attempt.execution.exit_code == 0
@@ -125,7 +135,7 @@ def test_nothing_a_script_plants_changes_the_tests_verdict(
     # The tests ran over the real result.json and said why it is wrong.
     assert "assert 5 == 6" in attempt.verdict.evidence, attempt.verdict.evidence
     assert [o.outcome for o in attempt.tests] == ["failed"]
-    assert (work / "test_result.py").read_text() == textwrap.dedent(TESTS).lstrip()
+    assert (tmp_path / "repo" / "test_result.py").read_text() == tests
 
 
 FUNCTION_PROMPT = "Write total(values): the sum of a list of ints."
@@ -159,24 +169,13 @@ def total(values):
 @pytest.mark.usefixtures("sandbox_image")
 def test_an_extension_module_a_function_leaves_behind_never_reaches_its_tests(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
-    work = tmp_path / "repo"
-    work.mkdir()
-    (work / "test_total.py").write_text(textwrap.dedent(FUNCTION_TESTS).lstrip())
-    spec = work / "total.yml"
-    spec.write_text(json.dumps({
+    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
         "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
         "tests": ["test_total.py"], "judge": False,
         "budget": {"patch_attempts": 0, "rethink_attempts": 0},
         "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
                      "memory_mb": 512, "success_criteria": ["the tests pass"]},
-    }))
-    replay = write_replay(tmp_path / "replay.jsonl", FUNCTION_PROMPT,
-                          [("generate", fenced(textwrap.dedent(WRONG_FUNCTION)))])
-    monkeypatch.chdir(work)
-    out = tmp_path / "out"
-    exit_code = main(["run", str(spec), "--replay", str(replay), "--out", str(out),
-                      "--runtime", runtime])
-    state = load_run_json((out / "run.json").read_text())
+    }, {"test_total.py": textwrap.dedent(FUNCTION_TESTS).lstrip()}, WRONG_FUNCTION)
     attempt = state.attempts[-1]
     assert (exit_code, state.status.value) == (1, "exhausted")
     assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
@@ -218,28 +217,17 @@ def test_an_input_the_script_rewrites_reaches_its_tests_as_given(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime, isolation: str) -> None:
     """Found by a red-team pass: the changed sales.csv was carried to the tests after the
     real one and replaced it, and a wrong answer passed under both runtimes."""
-    work = tmp_path / "repo"
-    work.mkdir()
-    (work / "sales.csv").write_text(SALES)
-    (work / "test_totals.py").write_text(textwrap.dedent(INPUT_TESTS).lstrip())
-    spec = work / "totals.yml"
-    spec.write_text(json.dumps({
+    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
         "prompt": INPUT_PROMPT, "kind": "script", "output": "totals.py",
         "inputs": ["sales.csv"], "tests": ["test_totals.py"], "judge": False,
         "isolation": isolation, "budget": {"patch_attempts": 0, "rethink_attempts": 0},
         "contract": {"artifacts": [{"path": "totals.json"}], "stdout_contains": [],
                      "timeout_s": 60, "memory_mb": 512,
                      "success_criteria": ["the tests pass"]},
-    }))
-    replay = write_replay(tmp_path / "replay.jsonl", INPUT_PROMPT,
-                          [("generate", fenced(textwrap.dedent(REWRITES_ITS_INPUT)))])
-    monkeypatch.chdir(work)
-    out = tmp_path / "out"
-    exit_code = main(["run", str(spec), "--replay", str(replay), "--out", str(out),
-                      "--runtime", runtime])
-    state = load_run_json((out / "run.json").read_text())
+    }, {"sales.csv": SALES, "test_totals.py": textwrap.dedent(INPUT_TESTS).lstrip()},
+        REWRITES_ITS_INPUT)
     attempt = state.attempts[-1]
     assert (exit_code, state.status.value) == (1, "exhausted")
     assert [o.outcome for o in attempt.tests] == ["failed"]
     assert attempt.verdict is not None and "north" in attempt.verdict.evidence
-    assert (work / "sales.csv").read_text() == SALES
+    assert (tmp_path / "repo" / "sales.csv").read_text() == SALES
