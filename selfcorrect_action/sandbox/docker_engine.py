@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import logging
 import socket
+import time
 import warnings
 from collections.abc import Iterator, Mapping
 from typing import IO, Any
 
 import docker
 import requests
-from docker.errors import APIError, DockerException, ImageNotFound
+from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from selfcorrect_action.errors import ImagePullFailed, SandboxError, SandboxUnavailable
 from selfcorrect_action.sandbox.engine_api import ContainerInfo, ImageInfo, StartedContainer
@@ -31,6 +33,7 @@ START_DOCKER_HINT = (
 RUNSC_HINT = ("install gVisor (`apt-get install runsc`) and register it in /etc/docker/daemon.json "
               "with runtimeArgs [\"--network=none\"], then reload dockerd (`bash .ci/docker-up` "
               "does both); or use --runtime runc")
+_log = logging.getLogger(__name__)
 _ATTACH = {"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1}
 # The SDK raises requests' own exceptions (not DockerException) when the engine is slow to
 # answer, e.g. while gVisor tears down a sandbox holding a million files.
@@ -138,9 +141,24 @@ class DockerEngine:
         with contextlib.suppress(*_ENGINE_ERRORS):
             self.client.api.kill(container_id)
 
-    def remove(self, container_id: str) -> None:
-        with contextlib.suppress(*_ENGINE_ERRORS):
-            self.client.api.remove_container(container_id, force=True)
+    def remove(self, container_id: str, *, attempts: int = 4) -> None:
+        """Gone when this returns, as far as the engine lets us: dockerd refuses a forced
+        removal now and then (a kill that timed out, "removal already in progress", gVisor
+        still tearing a sandbox down), and one refusal used to leave the container behind
+        silently until the reaper's next pass. NotFound means done."""
+        refusal = ""
+        for attempt in range(attempts):
+            try:
+                self.client.api.remove_container(container_id, force=True)
+                return
+            except NotFound:
+                return
+            except _ENGINE_ERRORS as exc:
+                refusal = first_line(exc)
+            if attempt + 1 < attempts:
+                time.sleep(0.2 * (attempt + 1))
+        _log.warning("the Docker engine refused to remove container %s %d times: %s",
+                     container_id[:12], attempts, refusal)
 
     def stopped_state(self, container_id: str, *, wait_s: float) -> dict[str, Any]:
         try:

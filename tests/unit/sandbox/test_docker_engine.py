@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import http.server
+import json
+import logging
 import os
+import threading
+from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
+import docker
 import pytest
 import requests
 from docker.errors import APIError, ImageNotFound, NotFound
 
 from selfcorrect_action.errors import SandboxError, SandboxUnavailable, UsageError
-from selfcorrect_action.sandbox.docker_engine import connect, first_line, translated
+from selfcorrect_action.sandbox.docker_engine import DockerEngine, connect, first_line, translated
 
 
 def test_engine_not_answering_says_how_to_start_it() -> None:
@@ -72,3 +80,75 @@ def test_an_engine_that_does_not_answer_leaves_no_descriptor_open(tmp_path: Path
         connect({"DOCKER_HOST": f"unix://{tmp_path}/no-engine.sock"})
     assert "no Docker engine answers" in caught.value.message
     assert set(os.listdir("/proc/self/fd")) <= before
+
+
+class _RefusingEngine(http.server.BaseHTTPRequestHandler):
+    """A Docker engine on 127.0.0.1 that refuses the first `refusals` removals with dockerd's
+    own 409, then removes (or answers 404 once `gone`)."""
+
+    refusals = 0
+    gone = False
+    deletes: ClassVar[list[str]] = []
+
+    def do_DELETE(self) -> None:
+        type(self).deletes.append(self.path)
+        if len(type(self).deletes) <= type(self).refusals:
+            self._answer(409, {"message": "removal of container abc is already in progress"})
+        elif type(self).gone:
+            self._answer(404, {"message": "No such container: abc"})
+        else:
+            self._answer(204, None)
+
+    def _answer(self, status: int, body: object) -> None:
+        data = json.dumps(body).encode() if body is not None else b""
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _refusing_engine(refusals: int, *, gone: bool = False) -> Iterator[tuple[DockerEngine,
+                                                                             list[str]]]:
+    handler: type[_RefusingEngine] = type(
+        "Handler", (_RefusingEngine,), {"refusals": refusals, "gone": gone, "deletes": []})
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    client = docker.DockerClient(base_url=f"tcp://127.0.0.1:{server.server_address[1]}",
+                                 version="1.41")
+    try:
+        yield DockerEngine(client), handler.deletes
+    finally:
+        client.close()
+        server.shutdown()
+        server.server_close()
+
+
+def test_a_refused_removal_is_tried_again_until_the_engine_removes_it() -> None:
+    """A forced removal that dockerd refused once left the container behind, silently, until
+    the reaper's next pass (a CI teardown found one)."""
+    with _refusing_engine(refusals=2) as (engine, deletes):
+        engine.remove("abc")
+    assert len(deletes) == 3
+    assert all(path.startswith("/v1.41/containers/abc?") and "force=True" in path
+               for path in deletes)
+
+
+def test_a_container_already_gone_counts_as_removed() -> None:
+    with _refusing_engine(refusals=0, gone=True) as (engine, deletes):
+        engine.remove("abc")
+    assert len(deletes) == 1
+
+
+def test_a_removal_refused_every_time_is_logged_with_the_engines_words(
+        caplog: pytest.LogCaptureFixture) -> None:
+    with _refusing_engine(refusals=99) as (engine, deletes), caplog.at_level(logging.WARNING):
+        engine.remove("abc", attempts=3)
+    assert len(deletes) == 3
+    assert "refused to remove container abc 3 times" in caplog.text
+    assert "already in progress" in caplog.text
