@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -32,6 +33,12 @@ DEFAULT_PORTS = (80, 443)
 MAX_PATTERNS = 100
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+# A credential names a variable under this prefix, never any variable of the process: a spec
+# (from an issue, or an MCP client) could otherwise have the proxy send the model's key or
+# GITHUB_TOKEN to a host of its choosing. The operator grants each one by exporting it, and
+# binds it to its hosts with <NAME>_HOSTS (comma-separated), without which it goes nowhere.
+SECRET_PREFIX = "SELFCORRECT_SECRET_"
+HOSTS_SUFFIX = "_HOSTS"
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$")
 # Names that only ever mean this machine or its local network: an allowlist naming them
 # would be an allowlist for the metadata service or a neighbour, never for an API.
@@ -110,9 +117,18 @@ class Credential(_Strict):
     @field_validator("secret")
     @classmethod
     def _secret(cls, value: str) -> str:
+        example = f"{SECRET_PREFIX}EXAMPLE_API_KEY"
         if not _ENV_NAME.match(value):
             raise ValueError("must be the name of an environment variable (letters, digits, "
-                             "underscores), e.g. EXAMPLE_API_KEY")
+                             f"underscores), e.g. {example}")
+        if not value.startswith(SECRET_PREFIX) or value == SECRET_PREFIX:
+            raise ValueError(
+                f"must name a variable starting {SECRET_PREFIX} (e.g. {example}): only "
+                "variables the operator exported under that prefix can be sent, so a spec "
+                "cannot send the model's key or a token to a host it names")
+        if value.endswith(HOSTS_SUFFIX):
+            raise ValueError(f"{value} is where the operator binds a secret to its hosts, "
+                             "not a secret: name the secret's own variable")
         return value
 
 
@@ -191,6 +207,30 @@ NetworkPolicy = Annotated[
     | Annotated[NetworkRules, Tag("(a mapping)")],
     Discriminator(_discriminate),
 ]
+
+
+def bound_hosts(secret: str, environ: Mapping[str, str]) -> frozenset[str]:
+    """The hosts the operator lets `secret` go to (`<secret>_HOSTS`, comma-separated)."""
+    return frozenset(normal_host(name) for name in environ.get(secret + HOSTS_SUFFIX, "")
+                     .split(",") if name.strip())
+
+
+def credential_problems(network: NetworkMode | NetworkRules,
+                        environ: Mapping[str, str]) -> list[str]:
+    """Why the contract's credentials cannot be sent as written, one line each: the
+    variable unset, or not bound by the operator to the host the contract names."""
+    if not isinstance(network, NetworkRules):
+        return []
+    problems = []
+    for host, credential in network.credentials.items():
+        if not environ.get(credential.secret):
+            problems.append(f"credentials for {host} name {credential.secret}, which is not "
+                            "set in selfcorrect's environment")
+        elif host not in bound_hosts(credential.secret, environ):
+            problems.append(f"credentials for {host} name {credential.secret}, which the "
+                            f"operator has not bound to {host} (set "
+                            f"{credential.secret}{HOSTS_SUFFIX}={host})")
+    return problems
 
 
 def normal_host(host: str) -> str:

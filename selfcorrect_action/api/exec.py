@@ -23,7 +23,11 @@ from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.stoppable import StoppableExecutor
 from selfcorrect_action.sandbox import engine
 from selfcorrect_action.sandbox.client import Sandbox
-from selfcorrect_action.sandbox.egress.policy import secret_values, settings_from_environ
+from selfcorrect_action.sandbox.egress.policy import (
+    require_credentials,
+    secret_values,
+    settings_from_environ,
+)
 from selfcorrect_action.sandbox.image import ensure_image
 from selfcorrect_action.sandbox.models import ExecutionRequest, InputFile, Limits, script_argv
 from selfcorrect_action.waiting import announced_wait
@@ -50,6 +54,7 @@ def exec_script(
     script and raises Interrupted."""
     environ = os.environ if environ is None else environ
     contract = with_timeout(contract or ExecutionContract(), timeout_s)
+    require_credentials(contract.network, environ)
     # A credential's value is redacted wherever it is shown, whatever its variable's name.
     secrets = [*secrets_from_env(environ), *secret_values(contract.network, environ)]
     say = _redacting(on_progress, secrets)

@@ -48,7 +48,7 @@ from selfcorrect_action.runs.session import (
     spec_limits,
 )
 from selfcorrect_action.runs.settings import RunSettings
-from selfcorrect_action.sandbox.egress.policy import secret_values
+from selfcorrect_action.sandbox.egress.policy import require_credentials, secret_values
 from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.models import InputFile, Limits
 from selfcorrect_action.spec import LoadedSpec
@@ -82,6 +82,7 @@ def prepare(loaded: LoadedSpec, settings: RunSettings, *, environ: Mapping[str, 
     """Everything that can refuse a spec's run before a token is spent: the models, their
     names, a replay made for another task. `replay_shown` is how reports name the replay
     (the action names it by its path in the repository)."""
+    require_credentials(loaded.spec.contract.network, environ)
     models = resolve_models(loaded, settings, environ)
     check_models(models, settings)
     check_orchestrator(settings)

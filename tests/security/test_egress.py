@@ -67,7 +67,8 @@ def egress_box(docker_engine: DockerEngine, docker_client: docker.DockerClient,
 
 def _settings() -> EgressSettings:
     return EgressSettings(resolve=_resolve, loopback_names=frozenset({API}),
-                          environ={"API_KEY": SECRET[1]}, max_bytes=2_000_000)
+                          environ={"SELFCORRECT_SECRET_API_KEY": SECRET[1],
+                                   "SELFCORRECT_SECRET_API_KEY_HOSTS": API}, max_bytes=2_000_000)
 
 
 def _rules(up: Upstreams, **more: object) -> NetworkRules:
@@ -75,7 +76,8 @@ def _rules(up: Upstreams, **more: object) -> NetworkRules:
         "allow": [API, "loopback.stand-in.test", "metadata.stand-in.test",
                   "mixed.stand-in.test"],
         "ports": [up.http_port, up.https_port, 80],
-        "credentials": {API: {"header": SECRET[0], "secret": "API_KEY"}}, **more})
+        "credentials": {API: {"header": SECRET[0], "secret": "SELFCORRECT_SECRET_API_KEY"}},
+        **more})
 
 
 PRELUDE = """\

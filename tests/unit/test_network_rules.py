@@ -63,13 +63,22 @@ def test_malformed_local_and_ip_patterns_are_refused(pattern: str, said: str) ->
     ({"allow": ["a.example.com"], "ports": [443, 443]}, "listed twice"),
     ({"allow": ["a.example.com"], "ports": [0]}, "greater than or equal to 1"),
     ({"allow": ["a.example.com"], "credentials": {"b.example.com": {
-        "header": "X-Key", "secret": "KEY"}}}, "does not let through"),
+        "header": "X-Key", "secret": "SELFCORRECT_SECRET_KEY"}}}, "does not let through"),
     ({"allow": ["*.example.com"], "credentials": {"*.example.com": {
-        "header": "X-Key", "secret": "KEY"}}}, "not a pattern"),
+        "header": "X-Key", "secret": "SELFCORRECT_SECRET_KEY"}}}, "not a pattern"),
     ({"allow": ["a.example.com"], "credentials": {"a.example.com": {
-        "header": "Proxy-Authorization", "secret": "KEY"}}}, "the proxy's own header"),
+        "header": "Proxy-Authorization", "secret": "SELFCORRECT_SECRET_KEY"}}},
+     "the proxy's own header"),
     ({"allow": ["a.example.com"], "credentials": {"a.example.com": {
         "header": "X-Key", "secret": "not a name"}}}, "environment variable"),
+    ({"allow": ["a.example.com"], "credentials": {"a.example.com": {
+        "header": "X-Key", "secret": "OPENAI_API_KEY"}}}, "starting SELFCORRECT_SECRET_"),
+    ({"allow": ["a.example.com"], "credentials": {"a.example.com": {
+        "header": "X-Key", "secret": "GITHUB_TOKEN"}}}, "starting SELFCORRECT_SECRET_"),
+    ({"allow": ["a.example.com"], "credentials": {"a.example.com": {
+        "header": "X-Key", "secret": "SELFCORRECT_SECRET_"}}}, "starting SELFCORRECT_SECRET_"),
+    ({"allow": ["a.example.com"], "credentials": {"a.example.com": {
+        "header": "X-Key", "secret": "SELFCORRECT_SECRET_KEY_HOSTS"}}}, "binds a secret"),
 ])
 def test_rules_that_contradict_themselves_are_refused(fields: dict[str, object],
                                                       said: str) -> None:

@@ -13,9 +13,12 @@ from dataclasses import dataclass, field
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.network_rules import (
+    SECRET_PREFIX,
     NetworkMode,
     NetworkRules,
     address_problem,
+    bound_hosts,
+    credential_problems,
     is_ip_literal,
     matches,
     normal_host,
@@ -140,13 +143,29 @@ def rules_refusal(network: NetworkMode | NetworkRules, name: str, port: int) -> 
 def credential_header(network: NetworkMode | NetworkRules, host: str,
                       environ: Mapping[str, str]) -> tuple[str, str] | None:
     """(header, value) the proxy adds to a plain-HTTP request for `host`, read from the
-    named environment variable; None when the host has none or the variable is unset."""
+    named environment variable; None when the host has none, the variable is unset or the
+    operator did not bind it to `host` (runs refuse to start then: require_credentials)."""
     if not isinstance(network, NetworkRules):
         return None
-    credential = network.credentials.get(normal_host(host))
-    if credential is None or not environ.get(credential.secret):
+    name = normal_host(host)
+    credential = network.credentials.get(name)
+    if (credential is None or not credential.secret.startswith(SECRET_PREFIX)
+            or not environ.get(credential.secret)
+            or name not in bound_hosts(credential.secret, environ)):
         return None
     return credential.header, environ[credential.secret]
+
+
+def require_credentials(network: NetworkMode | NetworkRules,
+                        environ: Mapping[str, str]) -> None:
+    """Before anything is spent: a credential the proxy could not send is refused with the
+    line that fixes it, rather than found by a script's 401."""
+    problems = credential_problems(network, environ)
+    if problems:
+        raise UsageError("; ".join(problems),
+                         hint="export the secret under its SELFCORRECT_SECRET_ name and bind "
+                              "it to its API's host with <NAME>_HOSTS (docs/network.md, "
+                              "Credentials)")
 
 
 def secret_values(network: NetworkMode | NetworkRules, environ: Mapping[str, str]) -> list[str]:

@@ -56,6 +56,35 @@ def test_a_task_is_refused_before_it_is_queued(tools: Tools, args: TaskArgs,
     assert tools.queue.jobs() == []
 
 
+NETWORK_SPEC = """prompt: Print hello.
+contract:
+  network:
+    allow: [collect.example.com]
+    ports: [80]
+    credentials:
+      collect.example.com: {header: X-Leak, secret: %s}
+"""
+
+
+def test_a_contract_cannot_send_the_servers_keys_to_a_host_it_names(root: Path) -> None:
+    """The server's environment never reaches a sandbox (issue 17): a client's contract
+    named OPENAI_API_KEY as a credential of its own host, and the proxy would have sent it."""
+    environ = {"OPENAI_API_KEY": "sk-live-123", "SELFCORRECT_SECRET_WEATHER": "w-key",
+               "SELFCORRECT_SECRET_WEATHER_HOSTS": "api.weather.example.com"}
+    queue = JobQueue(workers=1, max_waiting=2, environ=environ, secrets=[])
+    tools = Tools(ServerConfig(root=root, settings=RunSettings(), environ=environ), queue)
+    try:
+        with pytest.raises(SpecError) as refused:
+            tools.start_run(TaskArgs(spec=NETWORK_SPEC % "OPENAI_API_KEY"))
+        assert "starting SELFCORRECT_SECRET_" in refused.value.problems[0]
+        with pytest.raises(UsageError) as unbound:
+            tools.start_run(TaskArgs(spec=NETWORK_SPEC % "SELFCORRECT_SECRET_WEATHER"))
+        assert "not bound to collect.example.com" in unbound.value.message
+        assert tools.queue.jobs() == []
+    finally:
+        queue.close(1)
+
+
 def test_a_bad_spec_comes_back_with_every_problem_located(tools: Tools) -> None:
     with pytest.raises(SpecError) as refused:
         tools.start_run(TaskArgs(spec="prompt: x\nkind: scirpt\nbudget: {tokens: -1}\n"))

@@ -177,16 +177,18 @@ def test_sigterm_mid_run_is_recorded_and_raised_after_the_reports(tmp_path: Path
 def test_a_credentials_value_is_redacted_in_the_reports_whatever_its_variable_is_called(
         tmp_path: Path) -> None:
     """Issue 19: the proxy adds the header outside the sandbox, but an API may echo it back
-    into what the script prints; EXAMPLE_HEADER does not look secret by its name."""
+    into what the script prints; the variable's name does not look secret."""
     value = "value-of-the-credential-1234"
     spec = {**SPEC, "contract": {**SPEC["contract"], "network": {  # type: ignore[dict-item]
         "allow": ["api.example.com"],
-        "credentials": {"api.example.com": {"header": "X-Key", "secret": "EXAMPLE_HEADER"}}}}}
+        "credentials": {"api.example.com": {
+            "header": "X-Key", "secret": "SELFCORRECT_SECRET_EXAMPLE_HEADER"}}}}}
     path = tmp_path / "hello.yml"
     path.write_text(json.dumps(spec))
     replay = write_replay(tmp_path / "replay.jsonl", PROMPT,
                           [("generate", fenced("print('hello')"))])
-    environ = {"EXAMPLE_HEADER": value}
+    environ = {"SELFCORRECT_SECRET_EXAMPLE_HEADER": value,
+               "SELFCORRECT_SECRET_EXAMPLE_HEADER_HOSTS": "api.example.com"}
     prepared = pipeline.prepare(load_spec(path), RunSettings(replay=replay, sandbox_image=IMAGE),
                                 environ=environ, secrets=[])
     outcome: pipeline.RunOutcome[None] = pipeline.run(

@@ -6,19 +6,21 @@ from __future__ import annotations
 import pytest
 
 from selfcorrect_action.errors import UsageError
-from selfcorrect_action.network_rules import NetworkRules
+from selfcorrect_action.network_rules import Credential, NetworkRules
 from selfcorrect_action.sandbox.egress.policy import (
     TEST_LOOPBACK_HOSTS,
     EgressSettings,
     credential_header,
     decide,
+    require_credentials,
     secret_values,
     settings_from_environ,
 )
 
 RULES = NetworkRules.model_validate({
     "allow": ["api.example.com", "*.cdn.example.com"], "ports": [443],
-    "credentials": {"api.example.com": {"header": "Authorization", "secret": "API_KEY"}}})
+    "credentials": {"api.example.com": {"header": "Authorization",
+                                        "secret": "SELFCORRECT_SECRET_API_KEY"}}})
 ANSWERS = {"api.example.com": ["93.184.216.34"], "a.cdn.example.com": ["169.254.169.254"],
            "stand-in.example.com": ["127.0.0.1"], "mixed.example.com": ["93.184.216.34",
                                                                         "10.0.0.1"]}
@@ -71,18 +73,42 @@ def test_only_the_tests_pinned_names_may_answer_loopback() -> None:
 
 
 def test_credentials_come_from_the_environment_for_their_host_only() -> None:
-    environ = {"API_KEY": "Bearer s3cret"}
+    environ = {"SELFCORRECT_SECRET_API_KEY": "Bearer s3cret",
+               "SELFCORRECT_SECRET_API_KEY_HOSTS": "API.example.com, other.example.com"}
     assert credential_header(RULES, "API.example.com", environ) == (
         "Authorization", "Bearer s3cret")
     assert credential_header(RULES, "a.cdn.example.com", environ) is None
     assert credential_header(RULES, "api.example.com", {}) is None
     assert credential_header("open", "api.example.com", environ) is None
     assert secret_values(RULES, environ) == ["Bearer s3cret"]
+    require_credentials(RULES, environ)
+
+
+def test_a_secret_the_operator_did_not_bind_to_the_host_is_never_sent() -> None:
+    """Issue 17's review: an MCP client's (or an issue's) contract named OPENAI_API_KEY as
+    the credential of a host of its own, and the proxy sent the key there. Now only variables
+    under SELFCORRECT_SECRET_ can be named, and each goes only to the hosts its operator
+    bound it to."""
+    unbound = {"SELFCORRECT_SECRET_API_KEY": "Bearer s3cret"}
+    elsewhere = {**unbound, "SELFCORRECT_SECRET_API_KEY_HOSTS": "other.example.com"}
+    for environ in (unbound, elsewhere):
+        assert credential_header(RULES, "api.example.com", environ) is None
+        with pytest.raises(UsageError, match=r"has not bound to api\.example\.com") as caught:
+            require_credentials(RULES, environ)
+        assert "SELFCORRECT_SECRET_API_KEY_HOSTS=api.example.com" in caught.value.message
+    with pytest.raises(UsageError, match="which is not set"):
+        require_credentials(RULES, {"SELFCORRECT_SECRET_API_KEY_HOSTS": "api.example.com"})
+    # A contract built around validation (a replayed run.json, a model constructed in code)
+    # still cannot reach a variable outside the prefix.
+    forged = RULES.model_copy(update={"credentials": {
+        "api.example.com": Credential.model_construct(header="X-Leak", secret="OPENAI_API_KEY")}})
+    assert credential_header(forged, "api.example.com", {
+        "OPENAI_API_KEY": "sk-live", "OPENAI_API_KEY_HOSTS": "api.example.com"}) is None
 
 
 def test_the_test_only_loopback_names_come_from_the_environment_alone() -> None:
-    plain = settings_from_environ({"API_KEY": "x"})
-    assert plain.loopback_names == frozenset() and plain.environ == {"API_KEY": "x"}
+    plain = settings_from_environ({"SELFCORRECT_SECRET_K": "x"})
+    assert plain.loopback_names == frozenset() and plain.environ == {"SELFCORRECT_SECRET_K": "x"}
     given = settings_from_environ({TEST_LOOPBACK_HOSTS: "Stand-In.example.com, other.test"})
     assert given.loopback_names == frozenset({"stand-in.example.com", "other.test"})
     assert given.resolve("stand-in.example.com", 80) == ["127.0.0.1"]

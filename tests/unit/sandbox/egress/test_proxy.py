@@ -72,7 +72,8 @@ def _serve(side: _Side, rules: NetworkRules | str, environ: dict[str, str] | Non
 def _allow(port: int) -> NetworkRules:
     return NetworkRules.model_validate({
         "allow": ["api.example.com"], "ports": [port],
-        "credentials": {"api.example.com": {"header": "X-Api-Key", "secret": "KEY"}}})
+        "credentials": {"api.example.com": {"header": "X-Api-Key",
+                                            "secret": "SELFCORRECT_SECRET_KEY"}}})
 
 
 def test_a_plain_request_is_forwarded_in_origin_form_with_its_credential(
@@ -80,7 +81,8 @@ def test_a_plain_request_is_forwarded_in_origin_form_with_its_credential(
     port, got = upstream
     side = _Side(f"GET http://api.example.com:{port}/v1?q=1 HTTP/1.1\r\nHost: evil.example.com"
                  f"\r\nProxy-Authorization: x\r\nX-Api-Key: forged\r\n\r\n".encode())
-    record = _serve(side, _allow(port), {"KEY": "real-key"})
+    record = _serve(side, _allow(port), {"SELFCORRECT_SECRET_KEY": "real-key",
+                                          "SELFCORRECT_SECRET_KEY_HOSTS": "api.example.com"})
     assert record.allowed and record.kind == "http" and record.address == "127.0.0.1"
     head = got[0].decode().lower()
     assert head.startswith("get /v1?q=1 http/1.1\r\n")
