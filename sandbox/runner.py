@@ -1723,6 +1723,15 @@ SOURCE_COPY = ".selfcorrect/candidate-source.py"
 TESTS_TMP = "/tmp/selfcorrect-tests"
 CANDIDATE_TMP = "/tmp/selfcorrect-candidate"
 SHARED_MARKER = ".selfcorrect-shared"
+# Configuration a library in the tests' process reads from its working folder, /work/shared,
+# which the candidate may write to: matplotlib reads ./matplotlibrc before any other and
+# eval()s parts of it (axes.prop_cycle), so a candidate's file ran code in pytest's process
+# (a red-team finding). Each is placed there as root's, read-only, before anything of the
+# candidate's runs, holding nothing that changes the library's defaults; the sticky folder
+# keeps the candidate from replacing it (a rename over it under gVisor is reported, as for
+# every placed file). A spec input of that name (the spec's author's) is placed instead.
+CWD_CONFIG = (("matplotlibrc", b"# selfcorrect: matplotlib's defaults for the tests\n"),
+              (".pdbrc", b"# selfcorrect: no commands\n"))
 CONTROL_FD = 3
 RESERVE_MIN_S, RESERVE_MAX_S, RESERVE_SHARE = 0.5, 5.0, 0.15
 
@@ -1905,7 +1914,11 @@ def _make_shared(files: list[tuple[str, bytes, int]]) -> dict:
     A marker keeps the folder from ever being empty (an empty one could be renamed over).
     The folder itself is made by _boundary_folders."""
     placed: dict[str, tuple[int, bytes | None]] = {}
-    for name, data, mode in [*files, (SHARED_MARKER, b"", 0o444)]:
+    given = {name for name, _, _ in files}
+    # Read by the tests' process from its working folder, and so never the candidate's to
+    # write there (see CWD_CONFIG).
+    guards = [(name, data, 0o444) for name, data in CWD_CONFIG if name not in given]
+    for name, data, mode in [*files, *guards, (SHARED_MARKER, b"", 0o444)]:
         target = os.path.join(SHARED_DIR, name)
         folder = os.path.dirname(target)
         if not os.path.isdir(folder):

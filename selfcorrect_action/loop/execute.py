@@ -30,6 +30,10 @@ MAX_CARRIED_ARTIFACT_BYTES = 16 * 1024 * 1024
 # mounted noexec, which stops it under runc; gVisor mapped it all the same, and it forged a
 # pass there: tests/security/test_script_planting.py).
 _NOT_CARRIED_SUFFIXES = (".py", ".pyc", ".pth", ".ini", ".cfg", ".toml", ".so", ".pyd")
+# Files a library reads from the working folder and runs code from: matplotlib eval()s
+# parts of ./matplotlibrc (axes.prop_cycle; a red team ran pytest's internals from it),
+# pdb runs ./.pdbrc. The tests' working folder is where the carried files go.
+_NOT_CARRIED_NAMES = ("matplotlibrc", ".pdbrc")
 
 
 def execute(state: RunState, deps: Deps) -> RunState:
@@ -117,6 +121,7 @@ def _steers_python(path: str) -> bool:
     # must never be read as the tests' verdict. A distribution's metadata on sys.path is
     # where pytest finds plugins to load (its pytest11 entry points).
     return name.endswith(_NOT_CARRIED_SUFFIXES) or name.startswith("conftest") or (
+        name in _NOT_CARRIED_NAMES) or (
         "__pycache__" in parts) or parts[0].lower() == ".selfcorrect" or any(
         part.lower().endswith((".dist-info", ".egg-info")) for part in parts)
 

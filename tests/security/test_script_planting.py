@@ -231,3 +231,97 @@ def test_an_input_the_script_rewrites_reaches_its_tests_as_given(
     assert [o.outcome for o in attempt.tests] == ["failed"]
     assert attempt.verdict is not None and "north" in attempt.verdict.evidence
     assert (tmp_path / "repo" / "sales.csv").read_text() == SALES
+
+
+# A matplotlibrc whose axes.prop_cycle, which matplotlib eval()s, escapes its guard through a
+# generator's frame and patches pytest so that every test reports a pass (a red-team finding:
+# it passed wrong answers under both runtimes, as a script's output file and as a file a
+# function's module wrote into the tests' working folder while they ran).
+FORGING_RC = (
+    'axes.prop_cycle: [(g := (g.gi_frame.f_back.f_back.f_globals for _ in [1])), '
+    '(b := [*g][0]["__builtins__"]), b["exec"]("import _pytest.reports as r\\n'
+    'o = r.TestReport.from_item_and_call.__func__\\n'
+    'def f(cls, item, call):\\n    rep = o(cls, item, call)\\n'
+    "    rep.outcome = 'passed'\\n    rep.longrepr = None\\n    return rep\\n"
+    'r.TestReport.from_item_and_call = classmethod(f)\\n", {"__builtins__": b}), '
+    'cycler("color", ["r", "g"])][-1]\n')
+CHART_TESTS = '''
+import json
+
+import matplotlib.image
+
+
+def test_the_total():
+    assert matplotlib.image  # imported, as a chart's tests do
+    with open("result.json") as handle:
+        assert json.load(handle)["total"] == 6
+'''
+WRITES_AN_RC = f'''
+import json
+
+with open("matplotlibrc", "w") as out:
+    out.write({FORGING_RC!r})
+with open("result.json", "w") as out:
+    json.dump({{"total": 5}}, out)
+'''
+
+
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_matplotlibrc_a_script_writes_never_reaches_its_tests(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
+    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
+        "prompt": PROMPT, "kind": "script", "output": "make_result.py",
+        "tests": ["test_result.py"], "judge": False,
+        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
+        "contract": {"artifacts": [{"path": "result.json", "kind": "json"}],
+                     "stdout_contains": [], "timeout_s": 60, "memory_mb": 512,
+                     "success_criteria": ["result.json holds the total"]},
+    }, {"test_result.py": textwrap.dedent(CHART_TESTS).lstrip()}, WRITES_AN_RC)
+    attempt = state.attempts[-1]
+    assert (exit_code, state.status.value) == (1, "exhausted")
+    assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
+        attempt.verdict)
+    assert [o.outcome for o in attempt.tests] == ["failed"]
+
+
+RC_FUNCTION_TESTS = '''
+import matplotlib.image
+
+from total import total
+
+
+def test_total():
+    assert matplotlib.image
+    assert total([1, 2, 3]) == 6
+'''
+# Writes the file only when the tests import it, into their working folder (/work/shared,
+# which both uids may write to): the host's filter of carried files never sees it.
+RC_AT_IMPORT = f'''
+if __name__ != "__main__":
+    try:
+        with open("matplotlibrc", "x") as out:
+            out.write({FORGING_RC!r})
+    except OSError:
+        pass
+
+
+def total(values):
+    return sum(values) - 1
+'''
+
+
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_matplotlibrc_a_function_writes_while_its_tests_run_is_not_read(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
+    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
+        "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
+        "tests": ["test_total.py"], "judge": False,
+        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
+        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
+                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
+    }, {"test_total.py": textwrap.dedent(RC_FUNCTION_TESTS).lstrip()}, RC_AT_IMPORT)
+    attempt = state.attempts[-1]
+    assert (exit_code, state.status.value) == (1, "exhausted")
+    assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
+        attempt.verdict)
+    assert [o.outcome for o in attempt.tests] == ["failed"]
