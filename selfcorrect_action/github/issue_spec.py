@@ -61,7 +61,15 @@ from pathlib import Path
 
 from selfcorrect_action import yamlio
 from selfcorrect_action.errors import SpecError
-from selfcorrect_action.github.issue_body import Fence, Scan, body_lines, inside, scan_body
+from selfcorrect_action.github.issue_body import (
+    HIDDEN_HINT,
+    Fence,
+    Scan,
+    body_lines,
+    hidden_text,
+    inside,
+    scan_body,
+)
 from selfcorrect_action.github.issue_fields import (
     FORM_FIELDS,
     JUDGE_OPTIONS,
@@ -88,6 +96,9 @@ def spec_from_issue(number: int, body: str | None, *, root: Path,
     the module docstring. A spec without an output writes scripts/issue_<number>.py."""
     lines = body_lines(number, body)
     scan = scan_body(lines)
+    if hidden := hidden_text(scan):
+        raise SpecError([f"issue #{number}, line {index + 1}: {what}, which GitHub does not "
+                         f"show\n  hint: {HIDDEN_HINT}" for index, what in hidden])
     if any(f is TASK for _, f in scan.headings):
         return spec_from_form(number, scan, root=root, check_files=check_files)
     chosen = _spec_block(scan)
