@@ -61,6 +61,9 @@ def md_code(text: str) -> str:
     flat = _WHITESPACE.sub(" ", text).strip()
     if not flat:
         return ""
+    # Shown as typed in the span, but a reader of the raw body (ours: approval and report
+    # markers are HTML comments) must never find a comment opening in quoted text.
+    flat = flat.replace("<!--", "<!\u2060--")
     ticks = "`" * (max((len(run) for run in _BACKTICK_RUN.findall(flat)), default=0) + 1)
     # A span that starts or ends with a backtick needs a space between it and the fence.
     pad = " " if flat.startswith("`") or flat.endswith("`") else ""

@@ -72,6 +72,7 @@ def _repo_path(value: str) -> str:
         # A newline in a path would fake lines in every report and log that names it.
         raise _path_error("must not contain control characters (newlines, tabs...)",
                           "write the path on one line, as the file is named")
+    _no_angle_brackets(value, "data/sales.csv")
     if pure.is_absolute() or "\\" in value or re.match(r"[A-Za-z]:", value):
         raise _path_error(
             "must be relative to the repository root",
@@ -103,7 +104,17 @@ def _one_line(value: str, what: str, example: str) -> str:
     if any(ord(char) < 32 or ord(char) == 127 for char in value):
         raise _path_error("must not contain control characters (newlines, tabs...)",
                           f"write it on one line, e.g. {example}")
+    _no_angle_brackets(value, example)
     return value.strip()
+
+
+def _no_angle_brackets(value: str, example: str) -> None:
+    """Paths are quoted in the comments, pull requests and commits selfcorrect writes, where
+    `<!-- ... -->` is hidden HTML: a red team built an approval marker out of an output
+    path. No file a task needs is named with < or > (Windows refuses them too)."""
+    if "<" in value or ">" in value:
+        raise _path_error("must not contain < or > (shown on GitHub, they can form hidden "
+                          "HTML)", f"rename it without them, e.g. {example}")
 
 
 def _repo_glob(value: str) -> str:

@@ -19,7 +19,7 @@ from selfcorrect_action.action.task_run import check_line
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.apply import apply_plan
 from selfcorrect_action.github.events import IssueLabeled, Trigger
-from selfcorrect_action.github.naming import APPROVAL_PREFIX, approval_marker, body_digest
+from selfcorrect_action.github.naming import APPROVAL_PREFIX, body_digest, with_approval
 from selfcorrect_action.github.permissions import may_trigger
 from selfcorrect_action.github.plan import WritePlan
 from selfcorrect_action.records import evolve
@@ -70,5 +70,5 @@ def _approved(path: Path, plan: WritePlan, trigger: Trigger, env: ActionEnv) -> 
     decision = may_trigger(env.forge.permission(trigger.actor))
     if not decision.allowed:
         return plan
-    body = f"{comment.body.rstrip()}\n{approval_marker(body_digest(trigger.body))}\n"
+    body = with_approval(comment.body, comment.marker, body_digest(trigger.body))
     return evolve(plan, {"comment": evolve(comment, {"body": body})})

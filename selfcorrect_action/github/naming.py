@@ -69,9 +69,28 @@ def approval_marker(digest: str) -> str:
     return f"{APPROVAL_PREFIX}{digest} -->"
 
 
+_REPORT = re.compile(re.escape(MARKER_PREFIX) + r"report [^\n]{1,300} -->")
+
+
 def approved_digest(comment_body: str) -> str | None:
-    match = _APPROVAL.search(comment_body or "")
+    """The approved digest of one of our run comments: its first line is the run's report
+    marker and its second the approval, each the whole line. Anywhere else it is text
+    quoted in the comment (a red team put a marker in an output path, which a later run's
+    comment showed), or another workflow's comment under the same bot account."""
+    lines = (comment_body or "").replace("\r\n", "\n").split("\n")
+    if len(lines) < 2 or not _REPORT.fullmatch(lines[0]):
+        return None
+    match = _APPROVAL.fullmatch(lines[1])
     return match.group("digest") if match else None
+
+
+def with_approval(comment_body: str, marker: str, digest: str) -> str:
+    """`comment_body` (one of our run comments, found by `marker`) with the approval where
+    approved_digest reads it: its first line the marker, its second the approval."""
+    first, _, rest = comment_body.partition("\n")
+    if first != marker:
+        rest = comment_body
+    return f"{marker}\n{approval_marker(digest)}\n{rest}"
 _ORIGIN = re.compile(re.escape(MARKER_PREFIX) + r"origin (?P<origin>[^\n>]{1,300}) -->")
 
 
