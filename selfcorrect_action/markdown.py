@@ -113,9 +113,25 @@ def _code_spans(line: str) -> list[tuple[int, int]]:
     return spans
 
 
+# GitHub closes an issue when a commit on the default branch, or a merged pull request's
+# description, says "fixes #12" (or owner/repo#12, or the issue's URL). Quoted text (an
+# issue's title in our commit message, a prompt in the pull request's summary) must not: a
+# title "Fixes #123" closed issue #123 when the pull request was merged.
+_CLOSING = re.compile(r"\b([Cc]lose[sd]?|[Ff]ix(?:e[sd])?|[Rr]esolve[sd]?)(?=:?[ \t]+"
+                      r"(?:[\w.-]+/[\w.-]+)?#[0-9]|:?[ \t]+https?://)",
+                      re.IGNORECASE)
+
+
+def no_closing_keywords(text: str) -> str:
+    """`text` with a word joiner inside each closing keyword that names an issue: it reads
+    the same and closes nothing."""
+    return _CLOSING.sub(lambda match: match.group()[0] + "\u2060" + match.group()[1:], text)
+
+
 FILTERS: dict[str, Callable[..., str]] = {
     "fenced": fenced,
     "md_inline": md_inline,
     "md_code": md_code,
     "md_quote": md_quote,
+    "no_closing_keywords": no_closing_keywords,
 }

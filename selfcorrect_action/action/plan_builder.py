@@ -27,6 +27,7 @@ from selfcorrect_action.github.plan import (
     status_labels,
 )
 from selfcorrect_action.loop.state import Attempt, RunState, Status
+from selfcorrect_action.markdown import no_closing_keywords
 from selfcorrect_action.redact import redact
 from selfcorrect_action.report.audit import check_run_markdown, check_run_title
 from selfcorrect_action.templating import render
@@ -67,7 +68,8 @@ def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str
                                expected_head=task.expected_head, pull_number=task.pull_number)
     if changed and task.pull_number is None:
         pull = PlannedPullRequest(
-            title=clean(f"selfcorrect: {task.title}")[:MAX_TITLE_CHARS],
+            # The title becomes a squash merge's commit message: it must close nothing.
+            title=clean(f"selfcorrect: {no_closing_keywords(task.title)}")[:MAX_TITLE_CHARS],
             body=clean(_pull_body(task, state, summary_md=summary_md, repository=repository,
                                   server_url=server_url, passed=passed)),
             draft=not passed,

@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
-from selfcorrect_action.markdown import fence_for, fenced, md_code, md_inline, md_quote
+import re
+
+import pytest
+
+from selfcorrect_action.markdown import (
+    fence_for,
+    fenced,
+    md_code,
+    md_inline,
+    md_quote,
+    no_closing_keywords,
+)
 from selfcorrect_action.templating import environment
 
 
@@ -60,3 +71,20 @@ def test_quoted_text_mentions_nobody() -> None:
     assert md_inline("ping @octo-org/maintainers and @bob") == (
         "ping @\u2060octo-org/maintainers and @\u2060bob")
     assert md_inline("mail a@b.example") == "mail a@\u2060b.example"
+
+
+@pytest.mark.parametrize("text", [
+    "Fixes #123", "closes: #9", "Resolved owner/repo#4", "fix https://github.com/o/r/issues/2",
+    "please FIX  #7 and close #8",
+])
+def test_quoted_text_closes_no_issue(text: str) -> None:
+    neutral = no_closing_keywords(text)
+    assert neutral.replace("\u2060", "") == text
+    assert not re.search(r"(?i)\b(close[sd]?|fix(e[sd])?|resolve[sd]?):?\s+\S*(#\d|https?://)",
+                         neutral)
+
+
+@pytest.mark.parametrize("text", ["Fix the parser", "fixes for #-less text", "prefix #3",
+                                  "closest #1 match"])
+def test_words_that_close_nothing_are_left_alone(text: str) -> None:
+    assert no_closing_keywords(text) == text

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from pathlib import Path
 from typing import Any
 
@@ -181,3 +183,20 @@ def test_an_observed_runs_pull_request_proposes_the_allow_list_it_needed(
     body = plan.pull_request.body
     assert "Suggested change to the task spec" in body
     assert "contract:\n  network:\n    allow:\n      - api.example.com" in body
+
+
+def test_an_issues_title_and_prompt_close_no_other_issue(tmp_path: Path) -> None:
+    """A red team's: an issue titled "Fixes #123" made a commit message that closed #123
+    when the pull request was merged. Only the pull request's own "Closes #3" may."""
+    task = dataclasses.replace(_task(tmp_path), title="Fixes #123")
+    state = _state(task, Status.PASSED)
+    plan = build_plan(task, state, repository="o/r", base_branch="main", audit_md="# a",
+                      run_json="{}", summary_md="> Resolves o/r#7 when it runs",
+                      server_url="https://github.example", comment_body="body",
+                      comment_marker="<!-- selfcorrect:report run=1.1 -->",
+                      draft_on_failure=False)
+    assert plan.commit is not None and plan.pull_request is not None
+    closing = re.compile(r"(?i)\b(close[sd]?|fix(e[sd])?|resolve[sd]?):?\s+\S*#\d")
+    for text in (plan.commit.message, plan.pull_request.title):
+        assert "123" in text and not closing.search(text), text
+    assert [m.group() for m in closing.finditer(plan.pull_request.body)] == ["Closes #3"]
