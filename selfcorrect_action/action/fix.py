@@ -32,11 +32,18 @@ FIX_WORKFLOW = "examples/workflows/selfcorrect-fix.yml"
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
+def _refuse(env: ActionEnv, number: int, reason: str, fix: str) -> None:
+    """Said on the pull request, and as the step's `status` output (what a workflow's later
+    steps, e.g. an artifact upload, decide on)."""
+    reporting.refuse(env, number, "fix", reason, fix)
+    reporting.outputs(env, status="refused")
+
+
 def fix_task(trigger: FixComment, env: ActionEnv) -> Task | None:
     """The repair task for the pull request, or None once the refusal is commented."""
     number = trigger.number
     if not trigger.on_pull_request:
-        reporting.refuse(env, number, "fix", "`/selfcorrect fix` repairs a pull request's "
+        _refuse(env, number, "`/selfcorrect fix` repairs a pull request's "
                          "code, and this is an issue", "Comment it on a pull request, or "
                          "open the issue with the repair form and label it.")
         return None
@@ -44,9 +51,17 @@ def fix_task(trigger: FixComment, env: ActionEnv) -> Task | None:
     if pull.head_repository.lower() != env.context.repository.lower():
         _fork(env, pull)
         return None
+    if pull.head_branch == env.forge.default_branch():
+        # A pull request from main into a release branch: its "own branch" is everyone's.
+        _refuse(env, number, (
+            f"the pull request's head is `{pull.head_branch}`, this repository's default "
+            "branch: selfcorrect pushes a fix only to a pull request's own branch"),
+            "Open the pull request from a branch of its own, then comment "
+            "`/selfcorrect fix` on it.")
+        return None
     head = workspace_head(env.context.workspace)
     if head != pull.head_sha:
-        reporting.refuse(env, number, "fix", (
+        _refuse(env, number, (
             f"the workflow checked out {head[:7] if head else 'no commit'}, not the pull "
             f"request's head {pull.head_sha[:7]}: the fix must be tested on the commit it "
             "fixes"), f"Check out `refs/pull/{number}/head` before the action, as "

@@ -69,7 +69,7 @@ def test_a_checkout_that_is_not_the_pull_requests_head_is_refused(
         act: Act, github: FakeGitHub) -> None:
     number = _pull(github)
     run = act("issue_comment", _fix(github, number), ref="main")
-    assert run.code == 0
+    assert (run.code, run.outputs["status"]) == (0, "refused")
     body = _last_comment(github, number)
     assert "not the pull request's head" in body and f"refs/pull/{number}/head" in body
 
@@ -96,3 +96,16 @@ def test_the_repositorys_repair_spec_must_be_a_repair(act: Act, github: FakeGitH
     run = act("issue_comment", _fix(github, number), ref=BRANCH)
     assert run.outputs["status"] == "invalid-spec"
     assert "runs a repair spec; this one is kind script" in _last_comment(github, number)
+
+
+def test_a_fix_never_pushes_to_the_default_branch(act: Act, github: FakeGitHub) -> None:
+    """A red team's: a pull request from main into a release branch made `/selfcorrect fix`
+    push straight onto main."""
+    github.add_branch(DEFAULT_REPO, "release")
+    github.commit_files(DEFAULT_REPO, "main", {"pkg/__init__.py": "", "pkg/core.py": CORE})
+    number = github.add_pull(DEFAULT_REPO, "main", base="release", user=MAINTAINER)
+    before = github.refs(DEFAULT_REPO)["refs/heads/main"]
+    run = act("issue_comment", _fix(github, number), ref="main")
+    assert (run.code, run.outputs["status"]) == (0, "refused"), run.stdout
+    assert "this repository's default branch" in _last_comment(github, number)
+    assert github.refs(DEFAULT_REPO)["refs/heads/main"] == before
