@@ -57,7 +57,7 @@ What this relies on about GitHub's rendering of a submitted form:
 
 from __future__ import annotations
 
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from selfcorrect_action import yamlio
 from selfcorrect_action.errors import SpecError
@@ -82,7 +82,7 @@ from selfcorrect_action.github.issue_fields import (
     hazard,
 )
 from selfcorrect_action.github.issue_form import spec_from_form
-from selfcorrect_action.spec import LoadedSpec, load_spec_text
+from selfcorrect_action.spec import LoadedSpec, TaskSpec, load_spec_text
 
 # What the form's tests and the workflow docs name, from where they have always been read.
 __all__ = ["FORM_FIELDS", "JUDGE_OPTIONS", "KIND_OPTIONS", "MAX_BODY_CHARS", "NO_RESPONSE",
@@ -94,6 +94,39 @@ def spec_from_issue(number: int, body: str | None, *, root: Path,
     """The task spec in issue `number`'s body, its files relative to `root` (the checked-out
     repository). Raises SpecError with every problem found, each located as described in
     the module docstring. A spec without an output writes scripts/issue_<number>.py."""
+    loaded = _read(number, body, root=root, check_files=check_files)
+    if (problem := issue_output_problem(root, loaded.spec)) is not None:
+        raise SpecError([f"issue #{number}: output: {problem}\n  hint: {ISSUE_OUTPUT_HINT}"])
+    return loaded
+
+
+# An issue's script lands in a pull request whose checks run with the repository's secrets
+# (on a branch of this repository when an App opens it): it must be a new file that no tool
+# runs by itself. A spec committed to the repository is its committer's to point anywhere.
+IMPLICITLY_RUN = frozenset({"conftest.py", "setup.py", "noxfile.py", "tasks.py", "fabfile.py",
+                            "dodo.py", "conf.py", "sitecustomize.py", "usercustomize.py",
+                            "__init__.py", "__main__.py"})
+ISSUE_OUTPUT_HINT = ("name a new script, e.g. scripts/<name>.py; to write elsewhere, commit the "
+                     "spec to the repository and run it with workflow_dispatch")
+
+
+def issue_output_problem(root: Path, spec: TaskSpec) -> str | None:
+    """Why an issue's spec may not write its output where it says, if it may not."""
+    if spec.kind == "repair" or spec.output is None:
+        return None
+    output = str(spec.output)
+    name = PurePosixPath(output).name
+    if name in IMPLICITLY_RUN or name.startswith("test_") or name.endswith("_test.py"):
+        return (f"{output} is a file that tools run by themselves (pytest, setuptools, nox, "
+                "Sphinx, Python's start-up), so the pull request's checks would run the "
+                "model's code with the repository's secrets")
+    if (root / output).exists() or (root / output).is_symlink():
+        return (f"{output} already exists: an issue's task writes a new script, never over "
+                "a file of the repository")
+    return None
+
+
+def _read(number: int, body: str | None, *, root: Path, check_files: bool) -> LoadedSpec:
     lines = body_lines(number, body)
     scan = scan_body(lines)
     if hidden := hidden_text(scan):

@@ -745,3 +745,29 @@ def test_an_unmatched_backtick_does_not_hide_what_follows_it() -> None:
     """A lone ` opens no code span (CommonMark): the comment after it is rendered hidden."""
     body = yaml_body(HARMLESS, before="Use ` then <!-- hidden -->\n\n")
     assert "an HTML comment" in only_problem(body)
+
+
+# --- where an issue's script may go ---------------------------------------------------------
+
+@pytest.mark.parametrize("output", [
+    "setup.py", "noxfile.py", "docs/conf.py",
+    "tests/test_leak.py", "pkg/leak_test.py", "pkg/__init__.py", "sitecustomize.py",
+])
+def test_an_issue_cannot_write_a_file_that_ci_runs_by_itself(tmp_path: Path,
+                                                              output: str) -> None:
+    """A red team's: an issue's output `tests/test_x.py` (or conftest.py, setup.py...) put
+    the model's code where the pull request's checks run it with the repository's secrets."""
+    problem = only_problem(yaml_body(f"prompt: Print hello.\noutput: {output}\n"), root=tmp_path)
+    assert problem.startswith(f"issue #12: output: {output} is a file that tools run by "
+                              "themselves"), problem
+    assert "workflow_dispatch" in problem
+
+
+def test_an_issue_cannot_write_over_a_file_of_the_repository(tmp_path: Path) -> None:
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "core.py").write_text("def core():\n    return 1\n")
+    problem = only_problem(yaml_body("prompt: Print hello.\noutput: pkg/core.py\n"),
+                           root=tmp_path)
+    assert "pkg/core.py already exists" in problem
+    assert parse(yaml_body("prompt: Print hello.\noutput: pkg/report.py\n"),
+                 root=tmp_path).spec.output == "pkg/report.py"
