@@ -4,7 +4,6 @@ is untrusted text."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -106,68 +105,3 @@ def inside(lines: list[str], fence: Fence) -> list[str]:
 def leading_blank(lines: Sequence[str]) -> int:
     return next((i for i, line in enumerate(lines) if line.strip()), len(lines))
 
-
-# --- what GitHub would not show ------------------------------------------------------------
-# Approval is a person labelling an issue they read: text GitHub renders invisibly would run
-# without being seen. A red team hid a whole ```yaml spec (network open, its own output) in
-# an HTML comment above a harmless one, and instructions in the Task field the same way.
-# Each pattern is linear (one character class after a literal): the body is untrusted.
-_RAW_HTML = re.compile(r"<(?:!|\?|/?[A-Za-z][A-Za-z0-9-]*(?=[\s/>]|$))")
-_LINK_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:")
-HIDDEN_HINT = ("whoever approves the issue cannot see what it says: remove it, or put it in "
-               "`backticks` or a code block, where GitHub shows it as written")
-
-
-def hidden_text(scan: Scan) -> list[tuple[int, str]]:
-    """(0-based line, what it is) for each line outside code blocks that holds text GitHub
-    would hide: raw HTML (a comment, a tag, whose attributes and unknown elements are not
-    shown), or a link reference definition (never rendered). Code spans are shown as
-    written, so what is inside them is left alone."""
-    in_fence: set[int] = set()
-    for fence in scan.fences:
-        end = len(scan.lines) if fence.closed is None else fence.closed + 1
-        in_fence.update(range(fence.opened, end))
-    found = []
-    for index, line in enumerate(scan.lines):
-        if index in in_fence:
-            continue
-        if _LINK_DEFINITION.match(line):
-            found.append((index, "a link reference definition"))
-            continue
-        visible = without_code_spans(line)
-        if (tag := _RAW_HTML.search(visible)) is not None:
-            shown = "an HTML comment" if visible.startswith("<!--", tag.start()) else (
-                f"raw HTML ({tag.group()}...)")
-            found.append((index, shown))
-    return found
-
-
-def without_code_spans(line: str) -> str:
-    """`line` with its code spans (a run of n backticks up to the next run of exactly n)
-    blanked out; an unmatched run is literal text, as CommonMark has it. Linear: each run is
-    matched against the next run of its length, found by one backwards pass."""
-    runs = []  # (start, length)
-    at = 0
-    while (at := line.find("`", at)) != -1:
-        end = at
-        while end < len(line) and line[end] == "`":
-            end += 1
-        runs.append((at, end - at))
-        at = end
-    following: list[int | None] = [None] * len(runs)
-    seen: dict[int, int] = {}
-    for i in range(len(runs) - 1, -1, -1):
-        following[i] = seen.get(runs[i][1])
-        seen[runs[i][1]] = i
-    kept, last, i = [], 0, 0
-    while i < len(runs):
-        j = following[i]
-        if j is None:
-            i += 1
-            continue
-        start, end = runs[i][0], runs[j][0] + runs[j][1]
-        kept.append(line[last:start])
-        kept.append(" " * (end - start))
-        last, i = end, j + 1
-    kept.append(line[last:])
-    return "".join(kept)

@@ -61,15 +61,7 @@ from pathlib import Path, PurePosixPath
 
 from selfcorrect_action import yamlio
 from selfcorrect_action.errors import SpecError
-from selfcorrect_action.github.issue_body import (
-    HIDDEN_HINT,
-    Fence,
-    Scan,
-    body_lines,
-    hidden_text,
-    inside,
-    scan_body,
-)
+from selfcorrect_action.github.issue_body import Fence, Scan, body_lines, inside, scan_body
 from selfcorrect_action.github.issue_fields import (
     FORM_FIELDS,
     JUDGE_OPTIONS,
@@ -82,6 +74,7 @@ from selfcorrect_action.github.issue_fields import (
     hazard,
 )
 from selfcorrect_action.github.issue_form import spec_from_form
+from selfcorrect_action.github.issue_visible import hidden_text, shown_fences
 from selfcorrect_action.spec import LoadedSpec, TaskSpec, load_spec_text
 
 # What the form's tests and the workflow docs name, from where they have always been read.
@@ -98,6 +91,10 @@ def spec_from_issue(number: int, body: str | None, *, root: Path,
     if (problem := issue_output_problem(root, loaded.spec)) is not None:
         raise SpecError([f"issue #{number}: output: {problem}\n  hint: {ISSUE_OUTPUT_HINT}"])
     return loaded
+
+
+HIDDEN_HINT = ("whoever approves the issue cannot see what it says: remove it, or put it in "
+               "`backticks` or a code block, where GitHub shows it as written")
 
 
 # An issue's script lands in a pull request whose checks run with the repository's secrets
@@ -128,10 +125,10 @@ def issue_output_problem(root: Path, spec: TaskSpec) -> str | None:
 
 def _read(number: int, body: str | None, *, root: Path, check_files: bool) -> LoadedSpec:
     lines = body_lines(number, body)
-    scan = scan_body(lines)
-    if hidden := hidden_text(scan):
+    if hidden := hidden_text("\n".join(lines)):
         raise SpecError([f"issue #{number}, line {index + 1}: {what}, which GitHub does not "
                          f"show\n  hint: {HIDDEN_HINT}" for index, what in hidden])
+    scan = scan_body(lines)
     if any(f is TASK for _, f in scan.headings):
         return spec_from_form(number, scan, root=root, check_files=check_files)
     chosen = _spec_block(scan)
@@ -140,6 +137,17 @@ def _read(number: int, body: str | None, *, root: Path, check_files: bool) -> Lo
     ordinal, fence = chosen
     source = f"issue #{number} (YAML block{'' if ordinal == 1 else f' {ordinal}'})"
     text = "\n".join(inside(lines, fence)) + "\n"
+    # CommonMark shows a NUL as U+FFFD; the loader reports the NUL itself, located.
+    as_shown = text.replace("\x00", "\ufffd")
+    if not any(shown.line == fence.opened and shown.text == as_shown
+               for shown in shown_fences("\n".join(lines))):
+        # What this reader took for the spec's block, GitHub shows otherwise (inside a
+        # list item or a quote, cut short, or not as code at all): the labeller may have
+        # read something else.
+        raise SpecError([f"{source}: the block that holds the spec is not shown by GitHub "
+                         "as a code block of its own at the top level of the issue\n  hint: "
+                         "start the ```yaml line at the beginning of a line, outside any "
+                         "list or quote, and close it with ``` on a line of its own"])
     _refuse_unprintable_numbers(text, source)
     return load_spec_text(text, source, root=root, name=f"issue-{number}",
                           check_files=check_files)
