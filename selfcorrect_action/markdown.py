@@ -49,7 +49,7 @@ def fenced(text: str, info: str = "") -> str:
 def md_inline(text: str) -> str:
     """One line of plain text, safe in a sentence or a table cell: whitespace (newlines
     included) collapsed, Markdown and HTML punctuation backslash-escaped."""
-    flat = _WHITESPACE.sub(" ", text).strip()
+    flat = _WHITESPACE.sub(" ", text).strip().replace("<!--", "<!\u2060--")  # see md_code
     escaped = _INLINE_SPECIAL.sub(lambda match: "\\" + match.group(), flat)
     # Quoted text must not mention anyone: "@org/team" in an issue would notify the team
     # through the bot's comment. A word joiner after @ keeps it readable.
@@ -117,8 +117,11 @@ def _code_spans(line: str) -> list[tuple[int, int]]:
 # description, says "fixes #12" (or owner/repo#12, or the issue's URL). Quoted text (an
 # issue's title in our commit message, a prompt in the pull request's summary) must not: a
 # title "Fixes #123" closed issue #123 when the pull request was merged.
-_CLOSING = re.compile(r"\b([Cc]lose[sd]?|[Ff]ix(?:e[sd])?|[Rr]esolve[sd]?)(?=:?[ \t]+"
-                      r"(?:[\w.-]+/[\w.-]+)?#[0-9]|:?[ \t]+https?://)",
+# Between the keyword and the reference: a colon, spaces of any kind, and the Markdown
+# around either (**Fixes** #1, Fixes [#1](...), Fixes <https://...>), which GitHub may read
+# through; a repository's name may arrive escaped (my\_repo) from md_inline.
+_CLOSING = re.compile(r"\b(close[sd]?|fix(?:e[sd])?|resolve[sd]?)\b(?=[\s:*_~`\[\]()<>]{0,12}"
+                      r"(?:(?:[\w.\\-]+/[\w.\\-]+)?#[0-9]|gh-[0-9]|https?://))",
                       re.IGNORECASE)
 
 

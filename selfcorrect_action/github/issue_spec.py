@@ -112,7 +112,9 @@ def issue_output_problem(root: Path, spec: TaskSpec) -> str | None:
     if spec.kind == "repair" or spec.output is None:
         return None
     output = str(spec.output)
-    name = PurePosixPath(output).name
+    # Any case: pytest matches file names without it on Windows, and macOS runners'
+    # file systems ignore it.
+    name = PurePosixPath(output).name.casefold()
     if name in IMPLICITLY_RUN or name.startswith("test_") or name.endswith("_test.py"):
         return (f"{output} is a file that tools run by themselves (pytest, setuptools, nox, "
                 "Sphinx, Python's start-up), so the pull request's checks would run the "

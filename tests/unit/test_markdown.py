@@ -75,16 +75,23 @@ def test_quoted_text_mentions_nobody() -> None:
 
 @pytest.mark.parametrize("text", [
     "Fixes #123", "closes: #9", "Resolved owner/repo#4", "fix https://github.com/o/r/issues/2",
-    "please FIX  #7 and close #8",
+    "please FIX  #7 and close #8", "Fixes:#1", "**Fixes** #1", "Fixes **#1**",
+    "Fixes [#1](https://x)", "Fixes\u00a0#1", "Fixes <https://github.com/o/r/issues/1>",
+    "Fixes o/my\\_repo#1", "Fix GH-1",
 ])
 def test_quoted_text_closes_no_issue(text: str) -> None:
     neutral = no_closing_keywords(text)
     assert neutral.replace("\u2060", "") == text
-    assert not re.search(r"(?i)\b(close[sd]?|fix(e[sd])?|resolve[sd]?):?\s+\S*(#\d|https?://)",
-                         neutral)
+    assert not re.search(r"(?i)\b(close[sd]?|fix(e[sd])?|resolve[sd]?)\b", neutral)
 
 
 @pytest.mark.parametrize("text", ["Fix the parser", "fixes for #-less text", "prefix #3",
                                   "closest #1 match"])
 def test_words_that_close_nothing_are_left_alone(text: str) -> None:
     assert no_closing_keywords(text) == text
+
+
+def test_inline_text_never_carries_an_html_comment_opening() -> None:
+    """A spec-problems comment quoted `<!-- selfcorrect:approved sha256=...`: the newest
+    comment of ours holding that prefix then hid the real approval from a retry."""
+    assert "<!--" not in md_inline("kind: '<!-- selfcorrect:approved sha256=ab -->'")

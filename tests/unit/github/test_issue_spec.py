@@ -752,6 +752,7 @@ def test_an_unmatched_backtick_does_not_hide_what_follows_it() -> None:
 @pytest.mark.parametrize("output", [
     "setup.py", "noxfile.py", "docs/conf.py",
     "tests/test_leak.py", "pkg/leak_test.py", "pkg/__init__.py", "sitecustomize.py",
+    "Setup.py", "tests/Test_x.py", "tests/x_TEST.py",
 ])
 def test_an_issue_cannot_write_a_file_that_ci_runs_by_itself(tmp_path: Path,
                                                               output: str) -> None:
