@@ -21,9 +21,10 @@ def main() -> int:
     from selfcorrect_boundary import startup
 
     startup.site_packages()
-    from selfcorrect_boundary import client, plugin
+    from selfcorrect_boundary import client, plugin, trusted
 
     sys.path.remove(here)
+    trusted.install()
     settings = json.loads(os.environ.pop("SELFCORRECT_BOUNDARY"))
     source = ""
     try:

@@ -325,3 +325,99 @@ def test_a_matplotlibrc_a_function_writes_while_its_tests_run_is_not_read(
     assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
         attempt.verdict)
     assert [o.outcome for o in attempt.tests] == ["failed"]
+
+
+# The tests' process reads code and configuration only from folders the candidate cannot
+# write (sandbox/boundary/selfcorrect_boundary/trusted.py): a second red-team round passed
+# wrong answers under both runtimes through a matplotlibrc written into the tmp_path a test
+# had moved into, and through a module written into the tests' working folder, which a
+# test had put on sys.path.
+CHDIR_TESTS = '''
+from total import leave_settings, total
+
+
+def test_a_chart_in_its_own_folder(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    leave_settings()
+    import matplotlib.image
+
+    assert matplotlib.image
+
+
+def test_total():
+    assert total([1, 2, 3]) == 6
+'''
+LEAVES_AN_RC_WHERE_IT_IS = f'''
+import os
+
+
+def leave_settings():
+    with open(os.path.join(os.getcwd(), "matplotlibrc"), "x") as out:
+        out.write({FORGING_RC!r})
+
+
+def total(values):
+    return sum(values) - 1
+'''
+PATH_TESTS = '''
+import os
+import sys
+
+from total import total
+
+
+def test_total():
+    sys.path.insert(0, os.getcwd())  # "the module under test is in the working folder"
+    import statistics
+
+    assert total([1, 2, 3]) == statistics.mean([1, 11])
+'''
+# At import (eager: while pytest starts), a module named like one the tests import later,
+# written into their working folder: it makes every report a pass, then becomes the real one.
+PLANTS_A_MODULE = '''
+import os
+
+PAYLOAD = """
+import importlib, sys
+import _pytest.reports as r
+made = r.TestReport.from_item_and_call.__func__
+def forged(cls, item, call):
+    rep = made(cls, item, call)
+    rep.outcome, rep.longrepr = "passed", None
+    return rep
+r.TestReport.from_item_and_call = classmethod(forged)
+me = sys.modules.pop(__name__)
+sys.path.remove(os.path.dirname(__file__))
+sys.modules[__name__] = importlib.import_module(__name__)
+"""
+try:
+    with open(os.path.join(os.getcwd(), "statistics.py"), "x") as out:
+        out.write("import os\\n" + PAYLOAD)
+except OSError:
+    pass
+
+
+def total(values):
+    return sum(values) - 1
+'''
+
+
+@pytest.mark.usefixtures("sandbox_image")
+@pytest.mark.parametrize(("tests", "answer"), [(CHDIR_TESTS, LEAVES_AN_RC_WHERE_IT_IS),
+                                               (PATH_TESTS, PLANTS_A_MODULE)],
+                         ids=["rc-in-tmp-path", "module-on-sys-path"])
+def test_the_tests_read_nothing_from_where_the_candidate_writes(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime, tests: str,
+        answer: str) -> None:
+    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
+        "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
+        "tests": ["test_total.py"], "judge": False,
+        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
+        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
+                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
+    }, {"test_total.py": textwrap.dedent(tests).lstrip()}, answer)
+    attempt = state.attempts[-1]
+    assert (exit_code, state.status.value) == (1, "exhausted"), attempt.verdict
+    assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
+        attempt.verdict)
+    assert [o.outcome for o in attempt.tests][-1] == "failed"
