@@ -39,6 +39,10 @@ _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
 # binds it to its hosts with <NAME>_HOSTS (comma-separated), without which it goes nowhere.
 SECRET_PREFIX = "SELFCORRECT_SECRET_"
 HOSTS_SUFFIX = "_HOSTS"
+# Optional: the one header the secret may be sent in. Without it a spec picks the header,
+# and a bound API that echoes some request header (in an error message, a debug endpoint)
+# would hand the secret back to the script.
+HEADER_SUFFIX = "_HEADER"
 _HEADER_NAME = re.compile(r"^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,64}$")
 # Names that only ever mean this machine or its local network: an allowlist naming them
 # would be an allowlist for the metadata service or a neighbour, never for an API.
@@ -126,9 +130,9 @@ class Credential(_Strict):
                 f"must name a variable starting {SECRET_PREFIX} (e.g. {example}): only "
                 "variables the operator exported under that prefix can be sent, so a spec "
                 "cannot send the model's key or a token to a host it names")
-        if value.endswith(HOSTS_SUFFIX):
-            raise ValueError(f"{value} is where the operator binds a secret to its hosts, "
-                             "not a secret: name the secret's own variable")
+        if value.endswith((HOSTS_SUFFIX, HEADER_SUFFIX)):
+            raise ValueError(f"{value} is where the operator binds a secret to its hosts or "
+                             "header, not a secret: name the secret's own variable")
         return value
 
 
@@ -230,7 +234,17 @@ def credential_problems(network: NetworkMode | NetworkRules,
             problems.append(f"credentials for {host} name {credential.secret}, which the "
                             f"operator has not bound to {host} (set "
                             f"{credential.secret}{HOSTS_SUFFIX}={host})")
+        elif not header_allowed(credential, environ):
+            problems.append(f"credentials for {host} send {credential.secret} in "
+                            f"{credential.header}, but the operator bound it to the header "
+                            f"{environ[credential.secret + HEADER_SUFFIX].strip()}")
     return problems
+
+
+def header_allowed(credential: Credential, environ: Mapping[str, str]) -> bool:
+    """Whether the operator lets the secret go in the header the spec names."""
+    bound = environ.get(credential.secret + HEADER_SUFFIX, "").strip()
+    return not bound or bound.casefold() == credential.header.casefold()
 
 
 def normal_host(host: str) -> str:

@@ -19,6 +19,7 @@ from selfcorrect_action.network_rules import (
     address_problem,
     bound_hosts,
     credential_problems,
+    header_allowed,
     is_ip_literal,
     matches,
     normal_host,
@@ -151,7 +152,8 @@ def credential_header(network: NetworkMode | NetworkRules, host: str,
     credential = network.credentials.get(name)
     if (credential is None or not credential.secret.startswith(SECRET_PREFIX)
             or not environ.get(credential.secret)
-            or name not in bound_hosts(credential.secret, environ)):
+            or name not in bound_hosts(credential.secret, environ)
+            or not header_allowed(credential, environ)):
         return None
     return credential.header, environ[credential.secret]
 

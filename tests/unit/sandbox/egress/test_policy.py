@@ -98,6 +98,15 @@ def test_a_secret_the_operator_did_not_bind_to_the_host_is_never_sent() -> None:
         assert "SELFCORRECT_SECRET_API_KEY_HOSTS=api.example.com" in caught.value.message
     with pytest.raises(UsageError, match="which is not set"):
         require_credentials(RULES, {"SELFCORRECT_SECRET_API_KEY_HOSTS": "api.example.com"})
+    # The operator may also fix the header: a spec's other header is refused, and never sent.
+    pinned = {**elsewhere, "SELFCORRECT_SECRET_API_KEY_HOSTS": "api.example.com",
+              "SELFCORRECT_SECRET_API_KEY_HEADER": "X-Api-Key"}
+    assert credential_header(RULES, "api.example.com", pinned) is None
+    with pytest.raises(UsageError, match="bound it to the header X-Api-Key"):
+        require_credentials(RULES, pinned)
+    right = {**pinned, "SELFCORRECT_SECRET_API_KEY_HEADER": "authorization"}
+    assert credential_header(RULES, "api.example.com", right) == ("Authorization",
+                                                                  "Bearer s3cret")
     # A contract built around validation (a replayed run.json, a model constructed in code)
     # still cannot reach a variable outside the prefix.
     forged = RULES.model_copy(update={"credentials": {
