@@ -182,13 +182,13 @@ def test_a_credentials_value_is_redacted_in_the_reports_whatever_its_variable_is
     spec = {**SPEC, "contract": {**SPEC["contract"], "network": {  # type: ignore[dict-item]
         "allow": ["api.example.com"],
         "credentials": {"api.example.com": {
-            "header": "X-Key", "secret": "SELFCORRECT_SECRET_EXAMPLE_HEADER"}}}}}
+            "header": "X-Key", "secret": "SELFCORRECT_SECRET_EXAMPLE_VALUE"}}}}}
     path = tmp_path / "hello.yml"
     path.write_text(json.dumps(spec))
     replay = write_replay(tmp_path / "replay.jsonl", PROMPT,
                           [("generate", fenced("print('hello')"))])
-    environ = {"SELFCORRECT_SECRET_EXAMPLE_HEADER": value,
-               "SELFCORRECT_SECRET_EXAMPLE_HEADER_HOSTS": "api.example.com"}
+    environ = {"SELFCORRECT_SECRET_EXAMPLE_VALUE": value,
+               "SELFCORRECT_SECRET_EXAMPLE_VALUE_HOSTS": "api.example.com"}
     prepared = pipeline.prepare(load_spec(path), RunSettings(replay=replay, sandbox_image=IMAGE),
                                 environ=environ, secrets=[])
     outcome: pipeline.RunOutcome[None] = pipeline.run(
