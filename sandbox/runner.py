@@ -1779,7 +1779,8 @@ def _boundary_main(header: dict, payload: bytes, stdout: BinaryIO, waiting: Any 
             for name in ("out", "err", "candidate")}
     oom_before = _oom_kills()
     own = [(name, data, mode) for name, data, mode in files if name in tests]
-    layout = (TESTS_DIR, [*own, (SOURCE_COPY, source, 0o600)], links, TESTS_TMP)
+    layout = (TESTS_DIR, [*own, (SOURCE_COPY, source, 0o600)], links, TESTS_TMP,
+              os.path.dirname(SOURCE_COPY))
     start: dict = {"start": "cold", "start_note": None, "preloaded": [], "warm_rss_kb": None}
     spawned = None
     if warm_tests is not None:
@@ -1956,10 +1957,11 @@ def _importable(name: str) -> bool:
 
 
 def _make_private(folder: str, files: list[tuple[str, bytes, int]], links: list,
-                  tmp_root: str | None = None) -> None:
+                  tmp_root: str | None = None, writable: str | None = None) -> None:
     """As the folder's uid: the folder (0700), its files, the shared files (`links`: name
     and None for a link to /work/shared/<name>, or the bytes of a copy of its own), and its
-    folder in /tmp (0711: others may reach a path the uid hands them, never add to it)."""
+    folder in /tmp (0711: others may reach a path the uid hands them, never add to it).
+    With `writable` (a subfolder), the rest is then sealed (see _seal)."""
     os.umask(0o077)
     if tmp_root is not None:
         os.mkdir(tmp_root, 0o711)
@@ -1983,11 +1985,33 @@ def _make_private(folder: str, files: list[tuple[str, bytes, int]], links: list,
         else:
             with open(target, "wb", opener=_private) as out:
                 out.write(data)
+    if writable is not None:
+        _seal(folder, os.path.join(folder, writable))
+
+
+def _seal(folder: str, writable: str) -> None:
+    """The tests' folder is first on their sys.path, and the tests' process may be steered
+    into writing where it may (a red team had a test extract the candidate's tar archive,
+    whose member /work/tests/numpy.py then ran in pytest's process): once laid out, nothing
+    in it is writable, by its owner either, but `writable` (the report's folder, never on
+    sys.path). The boundary's import check (selfcorrect_boundary/trusted.py) trusts a
+    folder of the tests' uid only while it stays so."""
+    os.makedirs(writable, mode=0o700, exist_ok=True)
+    for root, _, names in os.walk(folder, topdown=False):
+        if root == writable or root.startswith(writable + os.sep):
+            continue
+        for name in names:
+            path = os.path.join(root, name)
+            if not os.path.islink(path):
+                os.chmod(path, os.stat(path).st_mode & 0o500)
+        os.chmod(root, 0o500)
 
 
 def _open_tests_folder(links: list) -> None:
     """As the tests' uid, once nothing of either uid runs: drop the shared files' links and
     copies and the source copy, and let root read the rest (the report) to send it back."""
+    for folder, _, _ in os.walk(TESTS_DIR):  # sealed (_seal): writable again, to clear
+        _quietly(os.chmod, folder, 0o700)
     for name, _ in links:
         path = os.path.join(TESTS_DIR, name)
         if os.path.islink(path) or os.path.isfile(path):

@@ -183,11 +183,20 @@ def test_the_candidate_cannot_read_or_list_the_tests():
 
 
 def test_the_report_being_written_cannot_be_opened_by_the_candidate():
-    os.makedirs(os.path.join(TESTS_DIR, "held"), exist_ok=True)
-    with open(os.path.join(TESTS_DIR, "held", "report.xml"), "w") as held:
+    # The report's folder: the one place of the tests' folder they may write (it is sealed).
+    with open(os.path.join(TESTS_DIR, ".selfcorrect", "held-report.xml"), "w") as held:
         held.write("<ours/>")
         held.flush()
         assert str(held.fileno()) not in c.writable_descriptors(os.getpid())
+
+
+def test_the_tests_own_folder_is_sealed_but_for_the_report():
+    for path in (__file__, os.path.join(TESTS_DIR, "numpy.py")):
+        try:
+            open(path, "a").close()
+        except PermissionError:
+            continue
+        raise AssertionError(f"the tests' process could write {path}")
 
 
 def test_the_candidate_cannot_write_the_tests_or_their_report():

@@ -421,3 +421,109 @@ def test_the_tests_read_nothing_from_where_the_candidate_writes(
     assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
         attempt.verdict)
     assert [o.outcome for o in attempt.tests][-1] == "failed"
+
+
+# A third round: the tests' process itself was steered into writing its own sys.path
+# folder. The candidate's tar archive held /work/tests/statistics.py; extracting it (the
+# image's Python 3.11.2 has no extraction filter) planted the module a later test imported.
+ARCHIVE_TESTS = '''
+import tarfile
+
+from total import pack, total
+
+
+def test_pack(tmp_path):
+    archive = tmp_path / "out.tar"
+    pack(str(archive))
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path / "x")
+    assert (tmp_path / "x" / "a.txt").read_text() == "alpha"
+
+
+def test_total():
+    import statistics
+
+    assert total([1, 2, 3]) == statistics.mean([1, 11])
+'''
+PACKS_A_MODULE = f'''
+import io
+import tarfile
+
+PAYLOAD = {PLANTS_A_MODULE.split('PAYLOAD = """')[1].split('"""')[0]!r}
+
+
+def pack(path):
+    with tarfile.open(path, "w") as tar:
+        for name, text in (("a.txt", "alpha"), ("/work/tests/statistics.py",
+                                                 "import os\\n" + PAYLOAD)):
+            data = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+
+
+def total(values):
+    return sum(values) - 1
+'''
+
+
+@pytest.mark.usefixtures("sandbox_image")
+def test_an_archive_the_tests_extract_plants_nothing_they_import(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
+    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
+        "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
+        "tests": ["test_total.py"], "judge": False,
+        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
+        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
+                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
+    }, {"test_total.py": textwrap.dedent(ARCHIVE_TESTS).lstrip()}, PACKS_A_MODULE)
+    attempt = state.attempts[-1]
+    assert (exit_code, state.status.value) == (1, "exhausted"), attempt.verdict
+    packed, summed = attempt.tests
+    assert packed.outcome == "failed" and "would be extracted outside" in packed.message, packed
+    assert summed.outcome == "failed" and "assert 5 == 6" in summed.message + summed.detail, (
+        summed)
+
+
+RENAME_TESTS = '''
+from total import copy_upper
+
+
+def test_copy_upper(tmp_path):
+    source, target = tmp_path / "source.txt", tmp_path / "target.txt"
+    source.write_text("hello world")
+    copy_upper(str(source), str(target))
+    assert target.read_text() == source.read_text().upper()
+'''
+# Wrong, and it replaces the file the test wrote (and compares with) by a rename: refused
+# by the sticky folder under runc; gVisor lets it through, and the wrong answer passed.
+REPLACES_THE_TESTS_FILE = '''
+import os
+
+
+def copy_upper(source, target):
+    with open(target, "w") as out:
+        out.write("NOPE")
+    with open(source + ".swap", "w") as out:
+        out.write("nope")
+    os.rename(source + ".swap", source)
+'''
+
+
+@pytest.mark.usefixtures("sandbox_image")
+def test_a_file_the_test_wrote_is_read_back_only_as_written(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
+    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
+        "prompt": "Write copy_upper(source, target): target gets source's text upper-cased.",
+        "kind": "function", "output": "total.py", "tests": ["test_total.py"],
+        "judge": False, "budget": {"patch_attempts": 0, "rethink_attempts": 0},
+        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
+                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
+    }, {"test_total.py": textwrap.dedent(RENAME_TESTS).lstrip()}, REPLACES_THE_TESTS_FILE)
+    attempt = state.attempts[-1]
+    assert (exit_code, state.status.value) == (1, "exhausted"), attempt.verdict
+    (outcome,) = attempt.tests
+    said = outcome.message + outcome.detail
+    assert outcome.outcome == "failed"
+    assert ("PermissionError" if runtime == "runc" else "put a different file in its place") in (
+        said), said
