@@ -51,11 +51,15 @@ def fix_task(trigger: FixComment, env: ActionEnv) -> Task | None:
     if pull.head_repository.lower() != env.context.repository.lower():
         _fork(env, pull)
         return None
-    if pull.head_branch == env.forge.default_branch():
-        # A pull request from main into a release branch: its "own branch" is everyone's.
+    shared = ("this repository's default branch"
+              if pull.head_branch == env.forge.default_branch() else
+              "a protected branch" if env.forge.branch_protected(pull.head_branch) else None)
+    if shared is not None:
+        # A pull request from main (or develop, release/*) into another branch: its "own
+        # branch" is everyone's.
         _refuse(env, number, (
-            f"the pull request's head is `{pull.head_branch}`, this repository's default "
-            "branch: selfcorrect pushes a fix only to a pull request's own branch"),
+            f"the pull request's head is {pull.head_branch}, {shared}: selfcorrect "
+            "pushes a fix only to a pull request's own branch"),
             "Open the pull request from a branch of its own, then comment "
             "`/selfcorrect fix` on it.")
         return None

@@ -191,6 +191,11 @@ class Forge(Protocol):
         """The commit the branch points at, None when there is no such branch."""
         ...
 
+    def branch_protected(self, branch: str) -> bool:
+        """Whether a protection rule covers the branch (a shared branch: develop,
+        release/*), False when there is no such branch."""
+        ...
+
     def write_tree(self, parent_sha: str, files: list[FileChange]) -> str:
         """The tree of `parent_sha` with `files` written over it (blobs, then the tree,
         through the Git Data API). Its sha."""

@@ -220,6 +220,17 @@ class PyGithubForge:
 
         return self._call(f"reading the branch {branch}", fetch)
 
+    def branch_protected(self, branch: str) -> bool:
+        def fetch() -> bool:
+            try:
+                return bool(self._repository().get_branch(branch).protected)
+            except GithubException as exc:
+                if exc.status == 404:
+                    return False
+                raise
+
+        return self._call(f"reading the branch {branch}", fetch)
+
     def find_open_pull_request(self, head_branch: str) -> PullRequest | None:
         return self._call(f"looking for an open pull request from {head_branch}",
                           lambda: self._open_pull(head_branch))

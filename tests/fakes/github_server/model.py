@@ -172,6 +172,7 @@ class Repo:
     check_suites: dict[tuple[str, str], int] = field(default_factory=dict)  # (sha, maker)
     next_number: int = 1
     plan: str = "free"  # the owner's GitHub plan: free, pro, team or enterprise
+    protected: set[str] = field(default_factory=set)  # branches with a protection rule
 
     @property
     def drafts_supported(self) -> bool:

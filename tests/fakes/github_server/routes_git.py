@@ -360,8 +360,8 @@ def branch_json(state: State, req: Request, repo: Repo, name: str, sha: str) -> 
         "commit": commit_json(state, req.links, repo, repo.git.read_commit(sha)),
         "_links": {"self": f"{api}/branches/{name}",
                    "html": f"{req.links.repo_html(repo.full_name)}/tree/{name}"},
-        "protected": False,
-        "protection": {"enabled": False, "required_status_checks": {
+        "protected": name in repo.protected,
+        "protection": {"enabled": name in repo.protected, "required_status_checks": {
             "enforcement_level": "off", "contexts": [], "checks": []}},
         "protection_url": f"{api}/branches/{name}/protection",
     }
@@ -372,7 +372,7 @@ def list_branches(state: State, req: Request, repo: Repo) -> Response:
     chunk, headers = paginate(req, found)
     body = [{"name": n.removeprefix("refs/heads/"), "commit": {
         "sha": s, "url": f"{req.links.repo_api(repo.full_name)}/commits/{s}"},
-        "protected": False} for n, s in chunk]
+        "protected": n.removeprefix("refs/heads/") in repo.protected} for n, s in chunk]
     return Response(200, body, headers)
 
 

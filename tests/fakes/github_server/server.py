@@ -194,6 +194,11 @@ class FakeGitHub:
             r.git.set_ref(f"refs/heads/{branch}", sha, existing or _ZERO)
             return sha
 
+    def protect_branch(self, repo: str, branch: str) -> None:
+        """Give ``branch`` a protection rule (GET branches/{b} then says protected)."""
+        with self.state.lock:
+            self._repo(repo).protected.add(branch)
+
     def add_branch(self, repo: str, branch: str, *, from_ref: str | None = None,
                    files: Mapping[str, str | bytes | None] | None = None,
                    message: str = "Update files") -> str:

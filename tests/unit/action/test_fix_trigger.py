@@ -109,3 +109,14 @@ def test_a_fix_never_pushes_to_the_default_branch(act: Act, github: FakeGitHub) 
     assert (run.code, run.outputs["status"]) == (0, "refused"), run.stdout
     assert "this repository's default branch" in _last_comment(github, number)
     assert github.refs(DEFAULT_REPO)["refs/heads/main"] == before
+
+
+def test_a_fix_never_pushes_to_a_protected_branch(act: Act, github: FakeGitHub) -> None:
+    """develop or release/*: a shared branch, like the default one."""
+    number = _pull(github)
+    github.protect_branch(DEFAULT_REPO, BRANCH)
+    before = github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"]
+    run = act("issue_comment", _fix(github, number), ref=BRANCH)
+    assert (run.code, run.outputs["status"]) == (0, "refused"), run.stdout
+    assert f"{BRANCH}, a protected branch" in _last_comment(github, number)
+    assert github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"] == before

@@ -101,6 +101,15 @@ def test_branch_head_and_its_author_login(fake_github: FakeGitHub,
     assert (head.sha, head.message, head.author_login) == (sha, "A human's commit", "octocat")
 
 
+def test_whether_a_branch_is_protected(fake_github: FakeGitHub,
+                                      forge: PyGithubForge) -> None:
+    fake_github.add_branch(DEFAULT_REPO, "develop")
+    assert forge.branch_protected("develop") is False
+    fake_github.protect_branch(DEFAULT_REPO, "develop")
+    assert forge.branch_protected("develop") is True
+    assert forge.branch_protected("no-such-branch") is False
+
+
 def test_read_file(fake_github: FakeGitHub, forge: PyGithubForge) -> None:
     fake_github.add_branch(DEFAULT_REPO, "docs", files={"docs/ünï.md": "héllo ✓\n"})
     assert forge.read_file("docs/ünï.md", "docs") == "héllo ✓\n"
