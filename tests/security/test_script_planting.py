@@ -527,3 +527,82 @@ def test_a_file_the_test_wrote_is_read_back_only_as_written(
     assert outcome.outcome == "failed"
     assert ("PermissionError" if runtime == "runc" else "put a different file in its place") in (
         said), said
+
+
+# A fourth round, past the first archive rules: links that each read as inside (b -> .,
+# then b/b/../../work/tests) let extraction's final pass chmod the tests' folder 0777, and a
+# thread of the candidate's wrote numpy.py there, which decoding a numpy value imported.
+LINKED_ARCHIVE_TESTS = '''
+import tarfile
+
+from total import count_lines, pack
+
+
+def test_pack(tmp_path):
+    archive = tmp_path / "out.tar"
+    pack(str(archive))
+    with tarfile.open(archive) as tar:
+        tar.extractall(tmp_path / "x")
+    assert (tmp_path / "x" / "a.txt").read_text() == "alpha"
+
+
+def test_z_count_lines():
+    assert count_lines("a\\\\nb\\\\nc\\\\n") == 3
+'''
+CHAINS_LINKS = f'''
+import io, os, tarfile, threading, time
+
+PAYLOAD = {PLANTS_A_MODULE.split('PAYLOAD = """')[1].split('"""')[0]!r}
+
+
+def _add(tar, name, kind=tarfile.REGTYPE, data=b"", link="", mode=0o644):
+    info = tarfile.TarInfo(name)
+    info.type, info.linkname, info.mode, info.size = kind, link, mode, len(data)
+    tar.addfile(info, io.BytesIO(data))
+
+
+def _plant():
+    for _ in range(5000):
+        try:
+            if os.stat("/work/tests").st_mode & 0o002:
+                with open("/work/tests/numpy.py", "w") as out:
+                    out.write("import os\\n" + PAYLOAD)
+                return
+        except OSError:
+            pass
+        time.sleep(0.001)
+
+
+def pack(path):
+    with tarfile.open(path, "w") as tar:
+        _add(tar, "a.txt", data=b"alpha")
+        _add(tar, "b", tarfile.SYMTYPE, link=".")
+        _add(tar, "int", tarfile.DIRTYPE, mode=0o755)
+        _add(tar, "t", tarfile.SYMTYPE, link="int")
+        _add(tar, "t", tarfile.DIRTYPE, mode=0o777)
+        _add(tar, "t", tarfile.SYMTYPE, link="b/" * 8 + "../" * 8 + "work/tests")
+    threading.Thread(target=_plant, daemon=True).start()
+
+
+def count_lines(text):
+    import numpy
+
+    return numpy.int64(42)
+'''
+
+
+@pytest.mark.usefixtures("sandbox_image")
+def test_an_archive_of_chained_links_opens_nothing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
+    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
+        "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
+        "tests": ["test_total.py"], "judge": False,
+        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
+        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
+                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
+    }, {"test_total.py": textwrap.dedent(LINKED_ARCHIVE_TESTS).lstrip()}, CHAINS_LINKS)
+    attempt = state.attempts[-1]
+    assert (exit_code, state.status.value) == (1, "exhausted"), attempt.verdict
+    packed, counted = attempt.tests
+    assert packed.outcome == "failed" and "refused the link 'b'" in packed.message, packed
+    assert counted.outcome == "failed" and "42" in counted.message + counted.detail, counted
