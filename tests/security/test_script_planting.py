@@ -139,6 +139,22 @@ def test_nothing_a_script_plants_changes_the_tests_verdict(
 
 
 FUNCTION_PROMPT = "Write total(values): the sum of a list of ints."
+
+
+def _run_function(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime,
+                  tests: str, answer: str, prompt: str = FUNCTION_PROMPT
+                  ) -> tuple[int, RunState]:
+    """`_run` on a `kind: function` spec whose module is total.py, judged by `tests`
+    (test_total.py) alone, with one answer and no repair."""
+    return _run(tmp_path, monkeypatch, runtime, {
+        "prompt": prompt, "kind": "function", "output": "total.py",
+        "tests": ["test_total.py"], "judge": False,
+        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
+        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
+                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
+    }, {"test_total.py": textwrap.dedent(tests).lstrip()}, answer)
+
+
 FUNCTION_TESTS = '''
 from total import total
 
@@ -169,13 +185,7 @@ def total(values):
 @pytest.mark.usefixtures("sandbox_image")
 def test_an_extension_module_a_function_leaves_behind_never_reaches_its_tests(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
-    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
-        "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
-        "tests": ["test_total.py"], "judge": False,
-        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
-        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
-                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
-    }, {"test_total.py": textwrap.dedent(FUNCTION_TESTS).lstrip()}, WRONG_FUNCTION)
+    exit_code, state = _run_function(tmp_path, monkeypatch, runtime, FUNCTION_TESTS, WRONG_FUNCTION)
     attempt = state.attempts[-1]
     assert (exit_code, state.status.value) == (1, "exhausted")
     assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
@@ -313,13 +323,8 @@ def total(values):
 @pytest.mark.usefixtures("sandbox_image")
 def test_a_matplotlibrc_a_function_writes_while_its_tests_run_is_not_read(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
-    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
-        "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
-        "tests": ["test_total.py"], "judge": False,
-        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
-        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
-                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
-    }, {"test_total.py": textwrap.dedent(RC_FUNCTION_TESTS).lstrip()}, RC_AT_IMPORT)
+    exit_code, state = _run_function(tmp_path, monkeypatch, runtime, RC_FUNCTION_TESTS,
+                                     RC_AT_IMPORT)
     attempt = state.attempts[-1]
     assert (exit_code, state.status.value) == (1, "exhausted")
     assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
@@ -409,13 +414,7 @@ def total(values):
 def test_the_tests_read_nothing_from_where_the_candidate_writes(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime, tests: str,
         answer: str) -> None:
-    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
-        "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
-        "tests": ["test_total.py"], "judge": False,
-        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
-        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
-                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
-    }, {"test_total.py": textwrap.dedent(tests).lstrip()}, answer)
+    exit_code, state = _run_function(tmp_path, monkeypatch, runtime, tests, answer)
     attempt = state.attempts[-1]
     assert (exit_code, state.status.value) == (1, "exhausted"), attempt.verdict
     assert attempt.verdict is not None and "assert 5 == 6" in attempt.verdict.evidence, (
@@ -470,13 +469,7 @@ def total(values):
 @pytest.mark.usefixtures("sandbox_image")
 def test_an_archive_the_tests_extract_plants_nothing_they_import(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
-    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
-        "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
-        "tests": ["test_total.py"], "judge": False,
-        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
-        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
-                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
-    }, {"test_total.py": textwrap.dedent(ARCHIVE_TESTS).lstrip()}, PACKS_A_MODULE)
+    exit_code, state = _run_function(tmp_path, monkeypatch, runtime, ARCHIVE_TESTS, PACKS_A_MODULE)
     attempt = state.attempts[-1]
     assert (exit_code, state.status.value) == (1, "exhausted"), attempt.verdict
     packed, summed = attempt.tests
@@ -513,13 +506,9 @@ def copy_upper(source, target):
 @pytest.mark.usefixtures("sandbox_image")
 def test_a_file_the_test_wrote_is_read_back_only_as_written(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
-    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
-        "prompt": "Write copy_upper(source, target): target gets source's text upper-cased.",
-        "kind": "function", "output": "total.py", "tests": ["test_total.py"],
-        "judge": False, "budget": {"patch_attempts": 0, "rethink_attempts": 0},
-        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
-                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
-    }, {"test_total.py": textwrap.dedent(RENAME_TESTS).lstrip()}, REPLACES_THE_TESTS_FILE)
+    exit_code, state = _run_function(
+        tmp_path, monkeypatch, runtime, RENAME_TESTS, REPLACES_THE_TESTS_FILE,
+        prompt="Write copy_upper(source, target): target gets source's text upper-cased.")
     attempt = state.attempts[-1]
     assert (exit_code, state.status.value) == (1, "exhausted"), attempt.verdict
     (outcome,) = attempt.tests
@@ -594,13 +583,8 @@ def count_lines(text):
 @pytest.mark.usefixtures("sandbox_image")
 def test_an_archive_of_chained_links_opens_nothing(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runtime: Runtime) -> None:
-    exit_code, state = _run(tmp_path, monkeypatch, runtime, {
-        "prompt": FUNCTION_PROMPT, "kind": "function", "output": "total.py",
-        "tests": ["test_total.py"], "judge": False,
-        "budget": {"patch_attempts": 0, "rethink_attempts": 0},
-        "contract": {"artifacts": [], "stdout_contains": [], "timeout_s": 60,
-                     "memory_mb": 512, "success_criteria": ["the tests pass"]},
-    }, {"test_total.py": textwrap.dedent(LINKED_ARCHIVE_TESTS).lstrip()}, CHAINS_LINKS)
+    exit_code, state = _run_function(tmp_path, monkeypatch, runtime, LINKED_ARCHIVE_TESTS,
+                                     CHAINS_LINKS)
     attempt = state.attempts[-1]
     assert (exit_code, state.status.value) == (1, "exhausted"), attempt.verdict
     packed, counted = attempt.tests
