@@ -27,7 +27,6 @@ had moved into. So, in this process only:
 
 from __future__ import annotations
 
-import importlib.abc
 import importlib.machinery
 import os
 import sys
@@ -92,18 +91,20 @@ def _only_trusted_paths() -> None:
         rewrite.AssertionRewritingHook._find_spec = finder.find_spec
 
 
-class _MatplotlibFromRoot(importlib.abc.MetaPathFinder):
+# Plain classes, not importlib.abc's: importing that module (and importlib.resources with it)
+# cost about 5 ms in every tests' process; the import system needs only these methods.
+class _MatplotlibFromRoot:
     def find_spec(self, fullname: str, path: Sequence[str] | None = None,
                   target: ModuleType | None = None) -> ModuleSpec | None:
         if fullname != "matplotlib":
             return None
         spec = importlib.machinery.PathFinder.find_spec(fullname, path, target)
         if spec is not None and spec.loader is not None:
-            spec.loader = _FromRoot(spec.loader)
+            spec.loader = _FromRoot(spec.loader)  # type: ignore[assignment]
         return spec
 
 
-class _FromRoot(importlib.abc.Loader):
+class _FromRoot:
     def __init__(self, loader: Any) -> None:
         self._loader = loader
 
