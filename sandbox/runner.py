@@ -137,7 +137,8 @@ def main() -> int:
     if sys.argv[2:3] == ["--boundary"] and filter_problem is None and os.getuid() == 0:
         waiting = _prestart_candidate()  # its interpreter starts before the request comes
         if "--warm-tests" in sys.argv[3:]:
-            warm_tests = _Warm.start_tests()  # and the tests', with pytest imported
+            # And the tests', with pytest imported unless their runs have been plain.
+            warm_tests = _Warm.start_tests(plain="--plain-tests" in sys.argv[3:])
     warm = None
     if sys.argv[2:3] == ["--warm"] and filter_problem is None and os.getuid() != 0:
         warm = _Warm.start(sys.argv[3])  # imports the task's libraries while we wait
@@ -588,11 +589,13 @@ class _Warm:
         self.control = control  # the frozen tests': our end of their control socket
 
     @classmethod
-    def start_tests(cls) -> _Warm | None:
+    def start_tests(cls, *, plain: bool = False) -> _Warm | None:
         """The frozen tests' interpreter in a boundary container, started as their uid with
         their launcher's flags and descriptors (as _boundary_main starts it cold, without
         its folder: that is laid out when the request comes), with pytest and the
-        boundary's plugin imported ("@boundary" in sandbox/warm.py)."""
+        boundary's plugin imported ("@boundary" in sandbox/warm.py), or, when the client
+        expects tests that need no pytest, only the boundary's own modules
+        ("@boundary-plain"): importing pytest is most of a plain run's cost."""
         import _socket
 
         request_read, request_write = os.pipe()
@@ -603,7 +606,8 @@ class _Warm:
         env = _uid_env(dict(os.environ), TESTS_DIR, TESTS_TMP)
         # Its font cache folder is made with the tests' folder, at the request.
         env.pop("MPLCONFIGDIR")
-        argv = ["python3", *TESTS_FLAGS, WARM_SCRIPT, "4", "5", "@boundary"]
+        argv = ["python3", *TESTS_FLAGS, WARM_SCRIPT, "4", "5",
+                "@boundary-plain" if plain else "@boundary"]
         try:
             pid = _spawn_as(TESTS_UID, argv, env, SHARED_DIR,
                             {1: out_write, 2: err_write, CONTROL_FD: tests_end.fileno(),
@@ -617,8 +621,8 @@ class _Warm:
             for fd in (request_read, ready_write, out_write, err_write):
                 os.close(fd)
             tests_end.close()
-        return cls(_Child(pid), out_read, err_read, request_write, ready_read, ["pytest"],
-                   control=runner_end)
+        return cls(_Child(pid), out_read, err_read, request_write, ready_read,
+                   [] if plain else ["pytest"], control=runner_end)
 
     @classmethod
     def start(cls, modules: str) -> _Warm | None:
@@ -1095,6 +1099,14 @@ BATCH_UID_MIN = 20000
 BATCH_UID_MAX = 59999
 BATCH_DIR = "/tmp/selfcorrect-batch"
 PYTEST_ARGV = ["python3", "-I", "-m", "pytest"]
+# A batch item's tests that need nothing of pytest's: `python3 -I -m pytest PLAIN_FLAG ...`
+# (selfcorrect_action/sandbox/models.py spells it the same).
+PLAIN_FLAG = "--selfcorrect-plain"
+BOUNDARY_DIR = "/opt/selfcorrect/boundary"
+PYTEST_MAIN = "/usr/lib/python3/dist-packages/pytest/__main__.py"
+# A cold pytest after a plain run that failed, which fails the run should pytest's pass.
+BATCH_PYTEST = f"{BOUNDARY_DIR}/batch_pytest.py"
+FIRST_FAILURE_ENV = "SELFCORRECT_FIRST_FAILURE"
 ZYGOTE_START_S = 120.0
 BATCH_IDLE_S = 120.0
 ITEM_GRACE_S = 10.0
@@ -1581,8 +1593,16 @@ def _item(uid: int, header: dict, data: bytes, folders: tuple, env: dict, out_fd
         except OSError:
             pass
         _seed_font_cache(env.get("MPLCONFIGDIR"))
+        if argv[:5] == [*PYTEST_ARGV, PLAIN_FLAG]:
+            argv = [*PYTEST_ARGV, *argv[5:]]
+            first = _plain_here(argv[4:], env)
+        else:
+            first = None
         if preloaded and argv[:4] == PYTEST_ARGV:
-            _pytest_here(argv[4:], env)
+            _pytest_here(argv[4:], env, first)
+        if first is not None:
+            env = {**env, FIRST_FAILURE_ENV: _to_json(first)}
+            argv = [*argv[:2], BATCH_PYTEST, *argv[4:]]
         program = _find_program(argv[0], env.get("PATH", os.defpath))
         for number in RESTORED_SIGNALS:
             signal.signal(number, signal.SIG_DFL)
@@ -1606,8 +1626,41 @@ def _limit_item(limits: dict, deadline_s: float) -> None:
         resource.setrlimit(which, (value, value))
 
 
-def _pytest_here(args: list[str], env: dict) -> None:
-    """`python3 -I -m pytest ARGS` in this fork of the warmed zygote; never returns."""
+def _plain_here(args: list[str], env: dict) -> dict | None:
+    """Tests that need nothing of pytest's (the client's PLAIN_FLAG after `-m pytest`): run
+    plainly in a child of this process (boundary/selfcorrect_boundary/plain.py), which exits
+    0 here when all pass. Otherwise pytest runs them in this process, as without the flag;
+    the plain run's failure, if it saw one, is returned for pytest's report."""
+    import tempfile
+
+    sys.path.insert(0, BOUNDARY_DIR)
+    try:
+        from selfcorrect_boundary import plain
+    finally:
+        sys.path.remove(BOUNDARY_DIR)
+    options = plain.parse(args)
+    if options is None:
+        return None
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    tempfile.tempdir = None  # the zygote's choice, /tmp, is root's alone here
+    argv = sys.argv
+    sys.argv = [PYTEST_MAIN, *args]
+    try:
+        outcome = plain.run_forked(options, lambda: None)
+    finally:
+        sys.argv = argv
+        os.environ.clear()
+        os.environ.update(saved)
+    if outcome["outcome"] == plain.PASSED:
+        os._exit(0)
+    return outcome if outcome["outcome"] == plain.FAILED else None
+
+
+def _pytest_here(args: list[str], env: dict, first: dict | None = None) -> None:
+    """`python3 -I -m pytest ARGS` in this fork of the warmed zygote; never returns. `first`:
+    a failure the plain run saw, which fails the run should pytest's pass."""
     import atexit
     import tempfile
 
@@ -1620,6 +1673,13 @@ def _pytest_here(args: list[str], env: dict) -> None:
     code = 1
     try:
         code = int(pytest.console_main())
+        if first is not None and code == 0:
+            from selfcorrect_boundary import plain
+
+            options = plain.parse(args)
+            if options is not None:
+                plain.record_first_failure(options.junit, first)
+            code = 1
         # What `python3 -m pytest` does on its way out (the tests' support code ends the
         # candidate's process there); os._exit below would skip it.
         atexit._run_exitfuncs()
@@ -1856,7 +1916,7 @@ def _boundary_main(header: dict, payload: bytes, stdout: BinaryIO, waiting: Any 
         "stdout": outs["out"].as_dict(),
         "stderr": err,
         "oom_kills": None if oom_before is None or oom_after is None else oom_after - oom_before,
-        "candidate_restarts": max(0, candidates.started - 1),
+        "candidate_restarts": max(0, candidates.started - 1 - candidates.resets),
         **start,
         **({"direct": _read_watch()} if tunnel is not None else {}),
     }
@@ -2123,6 +2183,7 @@ class _Candidates:
         self.pid: int | None = None
         self.tests_end: Any = None  # the candidate's end of the tests' socket, once started
         self.started = 0
+        self.resets = 0  # fresh processes for pytest's run after a plain one
 
     def prepare(self, spec: dict, env: dict, files: list) -> None:
         self.spec, self.env, self.files = spec, env, files
@@ -2206,6 +2267,12 @@ class _Candidates:
         for command in data.split(b"\n"):
             if command == b"K":
                 control.sendall(b"OK " + self.end().encode("utf-8", "replace") + b"\n")
+            elif command == b"R":
+                # The tests' plain run is over (boundary/selfcorrect_boundary/plain.py):
+                # pytest's run of the same tests gets a fresh process.
+                self.end()
+                self.resets += 1
+                control.sendall(b"RESET\n")
             elif command == b"S":
                 status = "" if self.pid is not None and self.tests_end is not None else None
                 if status is None:
@@ -2243,6 +2310,12 @@ def _ended(code: int) -> str:
     return f"exit status {code}" if code >= 0 else f"killed by signal {-code}"
 
 
+def start() -> int:
+    """The container's command imports this module (its bytecode compiled in the image)
+    and calls this: run as a script, these 2,000 lines would be compiled at every start."""
+    return _zygote_main() if sys.argv[1:2] == ["--zygote"] else main()
+
+
 if __name__ == "__main__":
-    sys.exit(_zygote_main() if sys.argv[1:2] == ["--zygote"] else main())
+    sys.exit(start())
 

@@ -98,6 +98,19 @@ PYTEST_PLUGINS = (
     "unraisableexception", "threadexception", "faulthandler")
 
 
+def _preload_boundary_plain() -> None:
+    """The launcher's imports for tests that need no pytest (boundary/.../plain.py)."""
+    sys.path.insert(0, BOUNDARY_ROOT)
+    try:
+        from selfcorrect_boundary import startup
+
+        startup.site_packages()
+        from selfcorrect_boundary import client, plain, temporary, trusted  # noqa: F401
+    finally:
+        sys.path.remove(BOUNDARY_ROOT)
+    import json  # noqa: F401
+
+
 def _preload_boundary() -> None:
     """The frozen tests' launcher's imports (sandbox/boundary/run_tests.py, which runs with
     -S and adds the site folders itself), pytest and its plugins, and the scan of installed
@@ -107,7 +120,7 @@ def _preload_boundary() -> None:
         from selfcorrect_boundary import startup
 
         startup.site_packages()
-        from selfcorrect_boundary import client, plugin  # noqa: F401
+        from selfcorrect_boundary import client, plain, plugin, temporary, trusted  # noqa: F401
     finally:
         sys.path.remove(BOUNDARY_ROOT)
     import importlib.metadata
@@ -124,6 +137,9 @@ def _preload(name: str) -> None:
     meets the same failure itself, cold, if it imports it)."""
     if name == "@boundary":
         _preload_boundary()
+        return
+    if name == "@boundary-plain":
+        _preload_boundary_plain()
         return
     try:
         __import__(name)

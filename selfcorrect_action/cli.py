@@ -357,6 +357,9 @@ def _add_bench(sub: Subparsers) -> None:
     h.add_argument("--start", choices=["cold", "warm"], default="warm",
                    help="strict isolation: the tests' pytest imported before each candidate "
                    "comes (warm, default, as the loop runs) or started per candidate (cold)")
+    h.add_argument("--tests", choices=["auto", "pytest"], default="auto",
+                   help="auto: frozen tests that need nothing of pytest's pass without it, "
+                   "as the loop runs them (default); pytest: always under pytest")
     _add_runtime(h)
     h.add_argument("--model", help="mode model: a litellm model name")
     h.add_argument("--api-base", help="mode model: an OpenAI-compatible API's base URL")
@@ -393,6 +396,7 @@ def _run_bench(args: argparse.Namespace) -> int:
 
     given = {"mode": args.mode, "limit": args.limit, "workers": args.workers,
              "isolation": args.isolation, "runtime": args.runtime, "start": args.start,
+             "tests": args.tests,
              "model": args.model,
              "api_base": args.api_base, "replay": args.replay, "samples": args.samples,
              "gate": args.gate, "out": args.out, "fresh": args.fresh,

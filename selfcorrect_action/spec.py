@@ -49,6 +49,9 @@ TaskKind = Literal["script", "function", "repair"]
 # How the frozen tests meet the candidate: from another process under another uid (only
 # plain data crosses), or imported into pytest's own process (docs/task-spec.md).
 Isolation = Literal["process", "in-process"]
+# How the frozen tests are run: `auto` judges a pass without pytest when the tests need
+# nothing of it (evaluation/plain_tests.py), `pytest` always runs pytest.
+TestsRunner = Literal["auto", "pytest"]
 
 DOCS_HINT = "see docs/task-spec.md for what this field takes"
 DEFAULT_OUTPUT_DIR = "scripts"
@@ -283,6 +286,7 @@ class TaskSpec(_Strict):
     # strict: `judge: "no"` or `judge: 0` are mistakes, not a quiet true or false.
     judge: bool = Field(default=True, strict=True)
     isolation: Isolation = "process"
+    tests_runner: TestsRunner = "auto"
     # kind function: the function the tests call, by name or `def` line (docs/task-spec.md).
     signature: Annotated[str, AfterValidator(_signature)] | None = None
     # kind function: chat, or completion (the model continues the function's code); None:

@@ -47,6 +47,7 @@ NOT_FOR_REPAIR = {
                  "rewritten files are scanned for tampering instead (docs/repair.md)",
     "judge": "a repair is judged by the repository's tests, and by the reviewer (`review:`) "
              "before each run",
+    "tests_runner": "a repair runs the repository's own test command (`test_command:`)",
 }  # fmt: skip
 NOT_FOR_REPAIR_CONTRACT = {
     "artifacts": "a repair is judged by the repository's tests, not by files it writes",

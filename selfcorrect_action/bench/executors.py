@@ -22,14 +22,15 @@ from pathlib import Path
 from typing import Literal
 
 from selfcorrect_action.bench.problems import Problem
-from selfcorrect_action.bench.scoring import LIMITS, Score, judge, tests_request
+from selfcorrect_action.bench.scoring import LIMITS, Score, frozen_tests, judge, tests_request
 from selfcorrect_action.bench.threads import in_parallel
 from selfcorrect_action.choices import Runtime
 from selfcorrect_action.evaluation.junit import pytest_argv
+from selfcorrect_action.evaluation.plain_tests import plain_runnable
 from selfcorrect_action.sandbox.batch import BatchSandbox
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.engine_api import Engine
-from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult
+from selfcorrect_action.sandbox.models import PLAIN_TESTS_FLAG, ExecutionRequest, ExecutionResult
 from selfcorrect_action.spec import Isolation as TestIsolation
 
 Isolation = Literal["strict", "batch"]
@@ -53,15 +54,17 @@ OnScore = Callable[[Candidate, Score, ExecutionResult], None]
 
 def score_all(candidates: Sequence[Candidate], *, engine: Engine, image: str,
               isolation: Isolation, runtime: Runtime, workers: int, on_score: OnScore,
-              warm: bool = True) -> None:
+              warm: bool = True, plain: bool = True) -> None:
+    """`plain`: frozen tests that need nothing of pytest's are judged without it when they
+    pass, as the loop judges them; False: always under pytest."""
     if not candidates:
         return
     scratch = Path(tempfile.mkdtemp(prefix="selfcorrect-bench-"))
     try:
         if isolation == "strict":
-            _strict(candidates, engine, image, runtime, workers, on_score, scratch, warm)
+            _strict(candidates, engine, image, runtime, workers, on_score, scratch, warm, plain)
         else:
-            _batch(candidates, engine, image, runtime, workers, on_score, scratch)
+            _batch(candidates, engine, image, runtime, workers, on_score, scratch, plain)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
@@ -73,12 +76,15 @@ def preloads() -> list[str]:
 
 
 def _strict(candidates: Sequence[Candidate], engine: Engine, image: str, runtime: Runtime,
-            workers: int, on_score: OnScore, scratch: Path, warm: bool = True) -> None:
-    requests = {candidate.key: _request(candidate, runtime, candidate.isolation)
+            workers: int, on_score: OnScore, scratch: Path, warm: bool = True,
+            plain: bool = True) -> None:
+    requests = {candidate.key: _request(candidate, runtime, candidate.isolation, plain)
                 for candidate in candidates}
     # Back to back: the next container starts as one is taken, its imports beside a run.
+    # The first containers' tests' interpreters import pytest only if the first run needs it.
+    plain = PLAIN_TESTS_FLAG in next(iter(requests.values())).argv
     with Sandbox(engine, image, pool_size=workers, max_workers=workers + 2,
-                 warm=warm, refill="on_take") as box:
+                 warm=warm, refill="on_take", plain_tests=plain) as box:
         for boundary in {request.boundary is not None for request in requests.values()}:
             box.warm(LIMITS, runtime, boundary=boundary)
 
@@ -92,11 +98,14 @@ def _strict(candidates: Sequence[Candidate], engine: Engine, image: str, runtime
 
 
 def _batch(candidates: Sequence[Candidate], engine: Engine, image: str, runtime: Runtime,
-           workers: int, on_score: OnScore, scratch: Path) -> None:
+           workers: int, on_score: OnScore, scratch: Path, plain: bool = True) -> None:
     warm = preloads()
     size = min(MAX_BATCH, max(1, math.ceil(len(candidates) / workers)))
     chunks = [list(candidates[i:i + size]) for i in range(0, len(candidates), size)]
-    requests = {candidate.key: _request(candidate, runtime, "in-process")
+    # A candidate that asks for pytest's own process (the cheats' control) gets pytest.
+    requests = {candidate.key: _in_batch(_request(candidate, runtime, "in-process"),
+                                         frozen_tests(candidate.problem),
+                                         plain and candidate.isolation == "process")
                 for candidate in candidates}
     with BatchSandbox(engine, image, pool_size=min(workers, len(chunks)),
                       max_workers=workers + 2, preload_pytest=warm) as box:
@@ -115,9 +124,20 @@ def _batch(candidates: Sequence[Candidate], engine: Engine, image: str, runtime:
         in_parallel(one, chunks, workers)
 
 
-def _request(candidate: Candidate, runtime: Runtime, isolation: TestIsolation
-             ) -> ExecutionRequest:
-    return tests_request(candidate.problem, candidate.source, runtime, isolation=isolation)
+def _request(candidate: Candidate, runtime: Runtime, isolation: TestIsolation,
+             plain: bool = True) -> ExecutionRequest:
+    return tests_request(candidate.problem, candidate.source, runtime, isolation=isolation,
+                         plain=plain)
+
+
+def _in_batch(request: ExecutionRequest, tests: dict[str, str], plain: bool
+              ) -> ExecutionRequest:
+    """A batch item's test run, plain when its tests need nothing of pytest's (the batch's
+    runner reads PLAIN_TESTS_FLAG after `-m pytest`; a single run's pytest would not)."""
+    if not plain or plain_runnable(tests) is not None:
+        return request
+    argv = request.argv
+    return request.model_copy(update={"argv": [*argv[:4], PLAIN_TESTS_FLAG, *argv[4:]]})
 
 
 def _safe(key: str) -> str:

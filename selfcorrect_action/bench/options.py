@@ -12,6 +12,7 @@ from selfcorrect_action.choices import Runtime
 Mode = Literal["canonical", "mutants", "cheats", "model", "samples"]
 Isolation = Literal["strict", "batch"]
 Start = Literal["cold", "warm"]
+TestsRunner = Literal["auto", "pytest"]
 DEFAULT_OUT = Path("out/bench/humaneval")
 
 
@@ -26,6 +27,9 @@ class BenchOptions(BaseModel):
     # strict mode: the frozen tests' pytest imported in its container before the request
     # (warm, the product's default) or started per candidate (cold); batch mode has its own.
     start: Start = "warm"
+    # auto: frozen tests that need nothing of pytest's are judged plainly when they pass (as
+    # the loop judges them, evaluation/plain_tests.py); pytest: always under pytest.
+    tests: TestsRunner = "auto"
     model: str | None = None  # model mode: a litellm name
     api_base: str | None = None  # model mode: an OpenAI-compatible server
     replay: Path | None = None  # model mode: a folder of recordings to play back
@@ -42,5 +46,6 @@ class BenchOptions(BaseModel):
     def settings(self) -> dict[str, object]:
         """What results.json records about the run (and what a resume must agree with)."""
         return {"limit": self.limit, "workers": self.workers, "isolation": self.isolation,
-                "runtime": self.runtime, "start": self.start, "model": self.model,
+                "runtime": self.runtime, "start": self.start, "tests": self.tests,
+                "model": self.model,
                 "samples": str(self.samples) if self.samples else None}

@@ -21,6 +21,7 @@ from selfcorrect_action.evaluation.junit import (
     boundary_pytest_argv,
     pytest_argv,
 )
+from selfcorrect_action.evaluation.plain_tests import plain_runnable
 from selfcorrect_action.evaluation.spec_tests import TestsVerdict, judge_test_run
 from selfcorrect_action.sandbox.models import (
     Boundary,
@@ -59,7 +60,7 @@ def frozen_tests(problem: Problem) -> dict[str, str]:
 
 
 def tests_request(problem: Problem, module_source: str, runtime: Runtime, *,
-                 isolation: Isolation = "process") -> ExecutionRequest:
+                 isolation: Isolation = "process", plain: bool = True) -> ExecutionRequest:
     """The test run the loop makes (loop/execute.py): across the tests' boundary, or with
     the candidate imported into pytest's process (the cheats' control run)."""
     files = [InputFile(path=problem.file_name, data=module_source.encode()),
@@ -69,8 +70,9 @@ def tests_request(problem: Problem, module_source: str, runtime: Runtime, *,
     if isolation == "in-process":
         return ExecutionRequest(argv=pytest_argv(tests), files=files,
                                 timeout_s=TEST_TIMEOUT_S, limits=LIMITS, runtime=runtime)
+    plain = plain and plain_runnable(frozen_tests(problem)) is None
     return ExecutionRequest(
-        argv=boundary_pytest_argv(tests), files=files, timeout_s=TEST_TIMEOUT_S,
+        argv=boundary_pytest_argv(tests, plain=plain), files=files, timeout_s=TEST_TIMEOUT_S,
         limits=LIMITS, runtime=runtime, artifact_paths=[PYTEST_JUNIT_PATH],
         boundary=Boundary(candidate=problem.file_name, module=problem.module, tests=tests))
 

@@ -63,7 +63,7 @@ def run_side_by_side(ctx: BenchContext, key: str, items: Sequence[Item], *, bare
 
         score_all(pending, engine=ctx.engine, image=ctx.image, isolation=options.isolation,
                   runtime=options.runtime, workers=options.workers, on_score=heard,
-                  warm=options.start == "warm")
+                  warm=options.start == "warm", plain=options.tests == "auto")
     store.end_segment(key, len(pending), time.perf_counter() - started)
     if options.reference:
         ctx.say(f"reference harness: {len(items)} samples, {options.workers} workers")
@@ -82,16 +82,17 @@ def run_side_by_side(ctx: BenchContext, key: str, items: Sequence[Item], *, bare
                                       "workers": options.workers})
 
 
-def _start(isolation: str, start: str) -> str:
+def _start(isolation: str, start: str, tests: str = "auto") -> str:
     """The key's part for the start: strict runs cold and warm are two runs side by side;
-    batch has one start (its zygote)."""
-    return start if isolation == "strict" else ""
+    batch has one start (its zygote). Runs with every test under pytest are a third."""
+    return "/".join(part for part in (start if isolation == "strict" else "",
+                                      "pytest" if tests == "pytest" else "") if part)
 
 
 def run_canonical(ctx: BenchContext) -> str:
     options = ctx.options
     key = results_file.run_key("canonical", options.isolation, options.runtime,
-                               _start(options.isolation, options.start),
+                               _start(options.isolation, options.start, options.tests),
                                f"n{len(ctx.problems)}")
     run_side_by_side(ctx, key, canonical_items(ctx.problems), bare=True)
     return key
@@ -105,7 +106,7 @@ def run_samples(ctx: BenchContext) -> str:
     if options.limit is not None:
         samples = samples[: options.limit]
     key = results_file.run_key("samples", options.isolation, options.runtime,
-                               _start(options.isolation, options.start),
+                               _start(options.isolation, options.start, options.tests),
                                options.samples.name, f"n{len(samples)}")
     run_side_by_side(ctx, key, sample_items(samples, by_id), bare=False)
     return key

@@ -54,6 +54,9 @@ class SideBySide:
     bare_wall_s: float | None
     categories: dict[str, int]
     start: str = ""  # strict runs: the tests' pytest cold or warm; "" before it was recorded
+    # "auto": tests that need no pytest were judged plainly; "pytest": all under pytest;
+    # "" before it was recorded (all under pytest).
+    tests: str = ""
 
     @property
     def vs_bare(self) -> float | None:
@@ -93,6 +96,7 @@ def side_by_side(run: RunRecord, keys: list[str]) -> SideBySide:
         bare_wall_s=run.extras.get("bare", {}).get("wall_s"),
         categories=dict(Counter(r.get("category") or "passed" for r in ours.values())),
         start=str(settings.get("start") or "") if settings.get("isolation") == "strict" else "",
+        tests=str(settings.get("tests") or ""),
     )
 
 

@@ -19,7 +19,7 @@ from xml.parsers import expat
 
 from selfcorrect_action.evaluation.pytest_traceback import distil_failure, first_line
 from selfcorrect_action.fileio import FileMissing, FileProblem, read_bounded
-from selfcorrect_action.sandbox.models import BOUNDARY_ROOT, BOUNDARY_TESTS_DIR
+from selfcorrect_action.sandbox.models import BOUNDARY_ROOT, BOUNDARY_TESTS_DIR, PLAIN_TESTS_FLAG
 from selfcorrect_action.taxonomy import TestOutcome
 
 PYTEST_JUNIT_PATH = ".selfcorrect/junit.xml"
@@ -93,18 +93,21 @@ def pytest_argv(test_files: list[str], *, work_dir: str = "/work") -> list[str]:
     ]  # fmt: skip
 
 
-def boundary_pytest_argv(test_files: list[str]) -> list[str]:
+def boundary_pytest_argv(test_files: list[str], *, plain: bool = False) -> list[str]:
     """The command that runs the frozen tests apart from the candidate (the default): the
     boundary's launcher in the image runs pytest as the tests' uid in their own folder, and
     serves `import <candidate>` from the candidate's process (sandbox/boundary/). The same
     flags as pytest_argv, but the rootdir and the report are the tests' private folder, no
     pythonpath (nothing of the candidate's is importable here), -B: no bytecode next to the
-    tests, and -S: the launcher puts the site folders on sys.path itself (faster)."""
+    tests, and -S: the launcher puts the site folders on sys.path itself (faster).
+    `plain`: the tests need nothing of pytest's (evaluation/plain_tests.py), so a run where
+    all pass is judged without it; any other outcome is pytest's, as without the flag."""
     for name in test_files:
         if not name or name.startswith("-"):
             raise ValueError(f"test file names must not be empty or start with '-': {name!r}")
     return [
         "python3", "-I", "-S", "-B", f"{BOUNDARY_ROOT}/run_tests.py",
+        *([PLAIN_TESTS_FLAG] if plain else []),
         "-c", "/dev/null", "--noconftest",
         "-p", "no:cacheprovider",
         "-q", "--tb=short", "-rN", "--no-header", "--color=no",

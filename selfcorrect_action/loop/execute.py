@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 
 from selfcorrect_action.evaluation import tampering
 from selfcorrect_action.evaluation.junit import PYTEST_JUNIT_PATH, boundary_pytest_argv, pytest_argv
+from selfcorrect_action.evaluation.plain_tests import plain_runnable
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.state import RunState, with_last_attempt
 from selfcorrect_action.records import evolve
@@ -106,7 +107,8 @@ def _tests_request(state: RunState, files: list[InputFile]) -> ExecutionRequest:
         return _request(state, files, pytest_argv(tests))
     boundary = Boundary(candidate=state.output_name, module=PurePosixPath(state.output_name).stem,
                         tests=tests, eager=state.spec.kind == "function")
-    request = _request(state, files, boundary_pytest_argv(tests))
+    plain = state.spec.tests_runner == "auto" and plain_runnable(state.tests) is None
+    request = _request(state, files, boundary_pytest_argv(tests, plain=plain))
     return evolve(request, {"boundary": boundary, "artifact_paths": [PYTEST_JUNIT_PATH]})
 
 

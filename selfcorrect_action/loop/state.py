@@ -40,7 +40,9 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 # 6: the run's `redraws` (issue 21): how many fresh answers a generation that does not parse
 # gets before it counts as an attempt (the answers drawn again are each attempt's
 # `rejected`); older runs drew once (0).
-SCHEMA_VERSION = 6
+# 7: the spec's `tests_runner` (issue 20): `auto` judges a pass of tests that need nothing of
+# pytest's without it; older runs ran pytest every time (`pytest`).
+SCHEMA_VERSION = 7
 
 
 class Status(StrEnum):

@@ -67,7 +67,7 @@ def load_run_json(text: str) -> RunState:
         raise RunJsonError(problem) from exc
 
 
-READABLE_VERSIONS = (1, 2, 3, 4, 5, SCHEMA_VERSION)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, SCHEMA_VERSION)
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
@@ -82,6 +82,11 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
     # the run's origin; the network's mapping and connection log; the orchestrator, plain
     # before; version 5 each execution's start, cold before; version 6 the run's redraws,
     # none before): a version 2 to 5 run is the same.
+    if data.get("schema_version") in (2, 3, 4, 5, 6):
+        spec = data.get("spec")
+        if isinstance(spec, dict):
+            # Before version 7 every test run was pytest's: a resumed run goes on that way.
+            data = {**data, "spec": {**spec, "tests_runner": spec.get("tests_runner", "pytest")}}
     return {**data, "schema_version": SCHEMA_VERSION}
 
 

@@ -12,13 +12,13 @@ from typing import Literal
 
 from selfcorrect_action.errors import SandboxError
 from selfcorrect_action.sandbox import lifecycle, preload
-from selfcorrect_action.sandbox.config import PoolKey
+from selfcorrect_action.sandbox.config import PLAIN_TESTS_PRELOAD, PYTEST_PRELOAD, PoolKey
 from selfcorrect_action.sandbox.egress.policy import EgressSettings
 from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.execution import execute
 from selfcorrect_action.sandbox.host import ContainerHost
 from selfcorrect_action.sandbox.lifecycle import Prepared
-from selfcorrect_action.sandbox.models import ExecutionRequest, ExecutionResult
+from selfcorrect_action.sandbox.models import PLAIN_TESTS_FLAG, ExecutionRequest, ExecutionResult
 
 # How long a pre-started container waits for its request before its runner gives up.
 POOL_IDLE_TIMEOUT_S = 300.0
@@ -43,7 +43,7 @@ class Sandbox(ContainerHost):
                  max_workers: int = 4, egress: EgressSettings | None = None,
                  warm: bool = True, preload_set: tuple[str, ...] | None = None,
                  preload_guess: tuple[str, ...] | None = None,
-                 refill: Refill = "on_take") -> None:
+                 refill: Refill = "on_take", plain_tests: bool = False) -> None:
         super().__init__(engine, image, pool_size=pool_size, max_workers=max_workers)
         # How the egress proxy resolves names and where credentials' secrets are read.
         self.egress = egress or EgressSettings()
@@ -60,10 +60,16 @@ class Sandbox(ContainerHost):
         self._fixed = preload_set is not None
         self._warm = warm
         self._refill: Refill = refill
+        # Whether the next boundary containers' warm interpreters leave pytest out: the
+        # latest test run's launcher said its tests need none (evaluation/plain_tests.py);
+        # before the first, `plain_tests`. A guess either way costs time, never a verdict.
+        self._plain_tests = plain_tests
 
     def run(self, request: ExecutionRequest, artifact_dir: Path) -> ExecutionResult:
         if not self._warm:
             request = request.model_copy(update={"warm": False})
+        if request.boundary is not None:
+            self._plain_tests = PLAIN_TESTS_FLAG in request.argv
         following = preload.next_preload(request)
         if following is not None and self._warm and not self._fixed:
             self._preload = following  # before acquiring: the refill it starts uses it
@@ -147,5 +153,11 @@ class Sandbox(ContainerHost):
     def _make_pooled(self, key: PoolKey) -> Prepared:
         return lifecycle.prepare(self._engine, key, session=self.session, owner=self.owner,
                                  idle_timeout_s=POOL_IDLE_TIMEOUT_S,
-                                 preload=(preload.for_limits(self._preload, key.limits)
-                                          if self._warm else None))
+                                 preload=self._preload_for(key))
+
+    def _preload_for(self, key: PoolKey) -> tuple[str, ...] | None:
+        if not self._warm:
+            return None
+        if key.boundary:
+            return PLAIN_TESTS_PRELOAD if self._plain_tests else PYTEST_PRELOAD
+        return preload.for_limits(self._preload, key.limits)

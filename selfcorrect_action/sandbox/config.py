@@ -16,7 +16,11 @@ LABEL_SESSION = "org.selfcorrect.session"
 # "host:pid" of the process that made the container: which run a container belongs to when
 # several share an engine (a test asserting on its own containers only, a person debugging).
 LABEL_OWNER = "org.selfcorrect.owner"
-RUNNER_PATH = "/opt/selfcorrect/runner.py"
+# The runner started from its bytecode, compiled in the image (sandbox/Dockerfile): a script
+# is compiled at every start, a module's cache is read. Its folder goes last on sys.path, so
+# that nothing there stands in for a module of the standard library.
+RUNNER_BOOT = ("import sys; sys.path.append('/opt/selfcorrect'); import runner; "
+               "sys.exit(runner.start())")
 # An execute-only copy of python3 (see sandbox/Dockerfile): exec'ing it leaves the runner
 # non-dumpable, out of the script's reach through ptrace and /proc. gVisor's loader reads
 # the binary as the user, so it cannot start an execute-only one; there the ordinary python3
@@ -36,6 +40,12 @@ class PoolKey(BaseModel):
     boundary: bool = False  # a container for tests run apart from their candidate
 
 
+# What a boundary container's warm tests' interpreter imports: pytest, or the boundary's own
+# modules only, for tests that need no pytest (sandbox/models.py's PLAIN_TESTS_FLAG).
+PYTEST_PRELOAD = ("pytest",)
+PLAIN_TESTS_PRELOAD = ("@plain",)
+
+
 def container_config(
     key: PoolKey, *, session: str, expires_at: float, idle_timeout_s: float, owner: str = "",
     preload: tuple[str, ...] | None = None
@@ -44,8 +54,9 @@ def container_config(
     interpreter imports while the container waits (sandbox/warm.py), () for one that
     imports nothing (it still saves the script the interpreter's own start), None for no
     warm interpreter. In a boundary container any set but None means the frozen tests'
-    warm interpreter, which imports pytest and the boundary's plugin (the candidate's
-    interpreter there is pre-started anyway, and must import nothing before its module)."""
+    warm interpreter, which imports pytest and the boundary's plugin, or only the boundary's
+    own modules for PLAIN_TESTS_PRELOAD (the candidate's interpreter there is pre-started
+    anyway, and must import nothing before its module)."""
     config = _single_config(key, session=session, expires_at=expires_at,
                             idle_timeout_s=idle_timeout_s, owner=owner)
     if preload is not None and not key.boundary:
@@ -53,8 +64,9 @@ def container_config(
     if key.boundary:
         config.update(_boundary_differences(key.limits))
         # The runner starts the candidate's interpreter while the container waits.
-        config["command"] = [*config["command"], "--boundary",
-                             *(["--warm-tests"] if preload is not None else [])]
+        config["command"] = [*config["command"], "--boundary", *(
+            [] if preload is None else ["--warm-tests", "--plain-tests"]
+            if preload == PLAIN_TESTS_PRELOAD else ["--warm-tests"])]
     return config
 
 
@@ -85,7 +97,8 @@ def _single_config(
         "image": key.image,
         # -I: the runner ignores PYTHON* variables and the user site, whatever the image says;
         # -S: it needs only the standard library, so it skips site-packages' start-up hooks.
-        "command": [RUNNER_PYTHON[key.runtime], "-I", "-S", RUNNER_PATH, str(idle_timeout_s)],
+        "command": [RUNNER_PYTHON[key.runtime], "-I", "-S", "-c", RUNNER_BOOT,
+                    str(idle_timeout_s)],
         "user": uid,
         "working_dir": WORK_DIR,
         "hostname": "sandbox",

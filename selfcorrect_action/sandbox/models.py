@@ -19,6 +19,10 @@ WORK_DIR = "/work"
 BOUNDARY_ROOT = "/opt/selfcorrect/boundary"
 # The tests' private folder in a boundary container (sandbox/runner.py).
 BOUNDARY_TESTS_DIR = "/work/tests"
+# The boundary launcher's first argument when the frozen tests need nothing of pytest's
+# (evaluation/plain_tests.py): a run that passes is then judged without importing pytest
+# (sandbox/boundary/selfcorrect_boundary/plain.py, which spells it the same).
+PLAIN_TESTS_FLAG = "--selfcorrect-plain"
 
 
 class _Frozen(BaseModel):

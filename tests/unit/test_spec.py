@@ -134,6 +134,13 @@ def test_isolation_defaults_to_a_process_of_its_own(repo: Path) -> None:
     assert load("prompt: p\nisolation:\n", repo).isolation == "process"
 
 
+def test_the_tests_runner_is_auto_unless_pytest_is_asked_for(repo: Path) -> None:
+    assert load("prompt: p\n", repo).tests_runner == "auto"
+    assert load("prompt: p\ntests_runner: pytest\n", repo).tests_runner == "pytest"
+    problem = only_problem("prompt: p\ntests_runner: plain\n", repo)
+    assert problem.startswith("spec.yml:2:1: tests_runner: Input should be 'auto' or 'pytest'")
+
+
 def test_a_signature_is_a_name_or_a_def_line(repo: Path) -> None:
     assert load("prompt: p\nkind: function\nsignature: parse_row\n", repo).signature == (
         "parse_row")

@@ -80,7 +80,8 @@ def test_a_full_dump_of_a_repair_spec_still_validates(repo: Path) -> None:
 @pytest.mark.parametrize(("line", "where"), [
     ("output: scripts/x.py", "output"), ("tests: tests/test_core.py", "tests"),
     ("inputs: [requirements-test.txt]", "inputs"), ("isolation: in-process", "isolation"),
-    ("judge: false", "judge"), ("contract: {artifacts: [{path: a.png}]}", "contract.artifacts"),
+    ("judge: false", "judge"), ("tests_runner: pytest", "tests_runner"),
+    ("contract: {artifacts: [{path: a.png}]}", "contract.artifacts"),
     ("contract: {stdout_contains: [ok]}", "contract.stdout_contains"),
     ("contract: {success_criteria: [fast]}", "contract.success_criteria"),
     ("contract: {network: open}", "contract.network"),

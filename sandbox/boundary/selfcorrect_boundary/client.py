@@ -162,6 +162,24 @@ class Link(codec.Peer):
         text = message.decode("utf-8", "replace").strip()
         return text[3:] if text.startswith("OK") else text, (fds[0] if fds else None)
 
+    def reset(self) -> None:
+        """After a plain run in a child of this process (plain.py), which used this link's
+        control socket but none of this object: the runner ends the candidate's process it
+        left, so that the next import starts a fresh one. Replies to commands the child
+        sent and did not read come first, in order, each discarded."""
+        self.control.sendall(b"R\n")
+        pending = b""
+        while True:
+            message, ancillary, _flags, _addr = self.control.recvmsg(4096, _socket.CMSG_LEN(4))
+            for level, kind, data in ancillary:
+                if level == _socket.SOL_SOCKET and kind == _socket.SCM_RIGHTS and len(data) >= 4:
+                    _socket.socket(fileno=unpack("i", data[:4])[0]).close()
+            if not message:
+                raise CandidateCrashed("the runner closed the tests' control socket")
+            pending += message
+            if b"RESET\n" in pending:
+                return
+
     def _disconnect(self) -> str:
         """Close the channel and have the runner kill what is left of the process: how it
         ended, for the error the test sees."""

@@ -121,7 +121,7 @@ def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "shown"), [(7, "7"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
+    ("version", "shown"), [(8, "8"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
 )
 def test_an_unknown_schema_version_is_refused_clearly(
     tmp_path: Path, version: object, shown: str
@@ -135,7 +135,7 @@ def test_an_unknown_schema_version_is_refused_clearly(
     assert isinstance(caught.value, UsageError)
     assert caught.value.message == (
         f"run.json has schema version {shown}; this selfcorrect reads versions 1, 2, 3, 4, "
-        f"5, {SCHEMA_VERSION}"
+        f"5, 6, {SCHEMA_VERSION}"
     )
     assert caught.value.hint is not None and "re-run the task" in caught.value.hint
 
@@ -150,7 +150,7 @@ def test_a_version_1_run_is_read_as_one_whose_tests_shared_the_candidates_proces
 
     state = load_run_json(json.dumps(data))
 
-    assert state.schema_version == SCHEMA_VERSION == 6
+    assert state.schema_version == SCHEMA_VERSION == 7
     assert state.spec.isolation == "in-process"
     fresh = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
     assert fresh["schema_version"] == SCHEMA_VERSION and fresh["spec"]["isolation"] == "process"
@@ -253,6 +253,22 @@ def test_a_version_5_run_reads_as_one_that_drew_each_answer_once(tmp_path: Path)
     state = load_run_json(json.dumps(data))
 
     assert state.schema_version == SCHEMA_VERSION and state.redraws == 0
+
+
+def test_a_version_6_run_reads_as_one_whose_tests_always_ran_under_pytest(
+        tmp_path: Path) -> None:
+    """Version 7 records the spec's tests_runner (issue 20); before it every test run was
+    pytest's, and a resumed run goes on that way. A new run's default is auto."""
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    assert data["spec"]["tests_runner"] == "auto"
+    data["schema_version"] = 6
+    del data["spec"]["tests_runner"]
+
+    state = load_run_json(json.dumps(data))
+
+    assert state.schema_version == SCHEMA_VERSION and state.spec.tests_runner == "pytest"
+    data["schema_version"] = 1
+    assert load_run_json(json.dumps(data)).spec.tests_runner == "pytest"
 
 
 def test_the_recorded_version_1_runs_still_read(tmp_path: Path) -> None:

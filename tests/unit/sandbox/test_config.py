@@ -2,7 +2,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from selfcorrect_action.sandbox.config import LABEL, LABEL_EXPIRES, PoolKey, container_config
+from selfcorrect_action.sandbox.config import (
+    LABEL,
+    LABEL_EXPIRES,
+    PLAIN_TESTS_PRELOAD,
+    RUNNER_BOOT,
+    PoolKey,
+    container_config,
+)
 from selfcorrect_action.sandbox.models import Limits
 
 
@@ -116,3 +123,14 @@ def test_a_container_with_preloads_tells_its_runner_which_and_a_boundary_one_nev
     cold = container_config(key.model_copy(update={"boundary": True}), session="s1",
                             expires_at=1.0, idle_timeout_s=60)
     assert cold["command"][-1] == "--boundary"
+    # Tests that need no pytest (PLAIN_TESTS_FLAG): their interpreter leaves pytest out.
+    plain = container_config(key.model_copy(update={"boundary": True}), session="s1",
+                             expires_at=1.0, idle_timeout_s=60, preload=PLAIN_TESTS_PRELOAD)
+    assert plain["command"][-3:] == ["--boundary", "--warm-tests", "--plain-tests"]
+
+
+def test_the_runner_starts_from_its_compiled_module() -> None:
+    """Run as a script, the runner's 2,000 lines would be compiled at every start."""
+    command = _config()["command"]
+    assert command[1:4] == ["-I", "-S", "-c"] and command[4] == RUNNER_BOOT
+    assert "import runner" in RUNNER_BOOT and "sys.path.append('/opt/selfcorrect')" in RUNNER_BOOT
