@@ -1202,7 +1202,15 @@ def _start_zygote(batch: dict) -> Any:
 
 
 def _read_item(stdin: BinaryIO) -> Any:
-    if not select.select([stdin], [], [], BATCH_IDLE_S)[0]:
+    # The client sends items ahead: the next one may already sit in stdin's buffer, where
+    # select() cannot see it. A non-blocking peek looks there without waiting.
+    fd = stdin.fileno()
+    os.set_blocking(fd, False)
+    try:
+        buffered = stdin.peek(1)  # type: ignore[attr-defined]
+    finally:
+        os.set_blocking(fd, True)
+    if not buffered and not select.select([stdin], [], [], BATCH_IDLE_S)[0]:
         return None
     parts = stdin.readline(256).split()
     if len(parts) != 3 or parts[0] != b"ITEM":

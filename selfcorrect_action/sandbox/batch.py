@@ -177,18 +177,17 @@ def _drive(prepared: Prepared, items: list[tuple[ExecutionRequest, Path]],
         note = (f"the batch container did not start ({type(exc).__name__}: {exc}); "
                 f"runner said: {said or 'nothing'}")
         return [], note
-    # One item ahead: the next item goes out as soon as a result is in, before that result
-    # is unpacked and judged, so the container never waits for the host. Never more than
-    # one: the runner reads its stdin through a buffer that select() cannot see into.
-    sent = _send_item(stream, items, 0)
+    # Items ahead: the runner finds the next one waiting when it sends a result, and never
+    # waits for the host's round trip. As many as fit in AHEAD_BYTES (at least one), so
+    # that a send never blocks while the runner is blocked writing a result we have not
+    # read yet.
+    ahead = _Ahead(stream, items)
     for index, (request, artifact_dir) in enumerate(items):
         started = time.monotonic()
         stream.deadline = started + request.timeout_s + ITEM_GRACE_S
         try:
-            if sent is not None:
-                raise sent
+            ahead.fill(index)
             report, tar = _read_item_result(stream, nonce, index)
-            sent = _send_item(stream, items, index + 1)
         except (DeadlineExceeded, StreamClosed, ProtocolViolation, OSError) as exc:
             said = bytes(stream.stderr[-500:]).decode(errors="replace").strip()
             note = (f"the batch container stopped during this item ({type(exc).__name__}: "
@@ -201,16 +200,43 @@ def _drive(prepared: Prepared, items: list[tuple[ExecutionRequest, Path]],
     return results, None
 
 
-def _send_item(stream: AttachStream, items: list[tuple[ExecutionRequest, Path]], index: int
-               ) -> OSError | None:
-    """Send item `index` (if there is one); the failure, to be raised for that item."""
-    if index >= len(items):
-        return None
-    try:
-        stream.send(_encode_item(items[index][0]))
-    except (DeadlineExceeded, OSError) as exc:
-        return exc if isinstance(exc, OSError) else OSError(f"sending it: {exc}")
-    return None
+class _Ahead:
+    """The items sent ahead of the one whose result is awaited."""
+
+    def __init__(self, stream: AttachStream, items: list[tuple[ExecutionRequest, Path]]
+                 ) -> None:
+        self.stream, self.items = stream, items
+        self.sizes: dict[int, int] = {}  # sent, result not read yet: index -> bytes
+        self.next = 0
+        self.failed: tuple[int, OSError] | None = None  # a send that failed, for its item
+
+    def fill(self, index: int) -> None:
+        """Before reading item `index`'s result: it and the items after it, while they fit.
+        A failed send is raised for the item it was meant for."""
+        if self.failed is not None and self.failed[0] <= index:
+            raise self.failed[1]
+        for done in [i for i in self.sizes if i <= index]:
+            del self.sizes[done]  # read by the runner, or about to be
+        while self.failed is None and self.next < len(self.items):
+            body = _encode_item(self.items[self.next][0])
+            if self.next > index and sum(self.sizes.values()) + len(body) > AHEAD_BYTES:
+                break
+            try:
+                self.stream.send(body)
+            except (DeadlineExceeded, OSError) as exc:
+                error = exc if isinstance(exc, OSError) else OSError(f"sending it: {exc}")
+                if self.next <= index:
+                    raise error from None
+                self.failed = (self.next, error)
+                return
+            if self.next > index:
+                self.sizes[self.next] = len(body)
+            self.next += 1
+
+
+# What may wait in the container's stdin unread: well under a pipe's 64 KiB, so that the
+# host's send returns while the runner is busy.
+AHEAD_BYTES = 32 * 1024
 
 
 def _encode_item(request: ExecutionRequest) -> bytes:
