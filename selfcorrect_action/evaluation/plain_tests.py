@@ -15,6 +15,7 @@ run time) and hands anything unexpected to pytest.
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Mapping
 from pathlib import PurePosixPath
 
@@ -48,6 +49,9 @@ def _file_problem(name: str, source: str) -> str | None:
         return "not a top-level test module (pytest names modules in folders itself)"
     if path.stem == "__init__":
         return "a package's __init__.py"
+    if path.stem in sys.stdlib_module_names:
+        return (f"shares its name with the standard module {path.stem} (pytest, which imports "
+                "many of them itself, runs it its own way)")
     try:
         tree = ast.parse(source, filename=name)
     except (SyntaxError, ValueError):

@@ -199,16 +199,19 @@ def test_the_frozen_tests_judge_the_same_with_a_warm_pytest_as_with_a_cold_one(
     """Issue 20: twenty samples (ten canonical, ten broken: an endless loop, os._exit(0), an
     always-equal object, sys.exit(0), a syntax error...) judged by frozen tests whose pytest
     started per candidate, then by ones whose pytest was imported before the candidate came:
-    every verdict and category the same."""
+    every verdict and category the same; and with every test run under pytest instead of
+    the plain runner that judges these tests' passes (they need nothing of pytest's)."""
     samples = Path(__file__).parents[2] / "benchmarks" / "humaneval-samples-20.jsonl"
     verdicts = {}
-    for start in ("cold", "warm"):
-        out = tmp_path / start
+    for start, tests in (("cold", "auto"), ("warm", "auto"), ("warm", "pytest")):
+        out = tmp_path / f"{start}-{tests}"
         assert main(["bench", "humaneval", "--mode", "samples", "--samples", str(samples),
-                     "--no-reference", "--start", start, "--out", str(out)]) == 0
+                     "--no-reference", "--start", start, "--tests", tests,
+                     "--out", str(out)]) == 0
         (key, run), = results(out).items()
         assert f"/{start}/" in key and run["settings"]["start"] == start
-        verdicts[start] = {item: (record["passed"], record["category"])
-                           for item, record in run["items"].items()}
-    assert verdicts["warm"] == verdicts["cold"]
-    assert sum(passed for passed, _ in verdicts["warm"].values()) == 10
+        assert run["settings"]["tests"] == tests and ("/pytest/" in key) == (tests == "pytest")
+        verdicts[start, tests] = {item: (record["passed"], record["category"])
+                                  for item, record in run["items"].items()}
+    assert verdicts["warm", "auto"] == verdicts["cold", "auto"] == verdicts["warm", "pytest"]
+    assert sum(passed for passed, _ in verdicts["warm", "auto"].values()) == 10

@@ -32,6 +32,7 @@ from selfcorrect_action.sandbox.models import (
     ExecutionRequest,
     ExecutionResult,
     InputFile,
+    Limits,
 )
 
 PLAIN_SAYS = "(plain runner: these tests use nothing of pytest's)"
@@ -182,6 +183,66 @@ def test_what_only_the_imported_module_shows_is_left_to_pytest(
     assert not passed and ("test_solution.py::test_check", "error") in [o[:2] for o in outcomes]
     assert PLAIN_SAYS not in results[True].stdout.text
     assert "fixture 'expected' not found" in results[True].stdout.text
+
+
+# A helper the tests import (an input file): it uses pytest, which the host's reading of the
+# test file cannot see. Its skip must reach pytest, not fail the plain run (a red team found
+# this failing an honest candidate).
+HELPER = "import pytest\n\n\ndef not_here():\n    pytest.skip('not on this machine')\n"
+TESTS_WITH_A_HELPER = """
+    import helpers
+    from solution import add
+
+
+    def test_add():
+        assert add(1, 2) == 3
+
+
+    def test_elsewhere():
+        helpers.not_here()
+"""
+
+
+@pytest.fixture
+def pytest_box(docker_engine: DockerEngine, sandbox_image: str, runtime: Runtime
+               ) -> Iterator[Sandbox]:
+    """Its tests' interpreters import pytest while they wait (the latest test run was
+    pytest's): a helper's `import pytest` then loads nothing new."""
+    with Sandbox(docker_engine, sandbox_image, pool_size=1, plain_tests=False) as sandbox:
+        yield sandbox
+
+
+@pytest.mark.parametrize("case", ["helper skips", "helper skips, pytest preloaded",
+                                  "standard module's name"])
+def test_what_the_host_cannot_see_is_judged_by_pytest(
+        box: Sandbox, pytest_box: Sandbox, runtime: Runtime, tmp_path: Path, case: str
+        ) -> None:
+    if case == "helper skips, pytest preloaded":
+        box = pytest_box
+        box.warm(Limits(), runtime, boundary=True)
+        box.settle()
+    name = "calendar.py" if case == "standard module's name" else "test_solution.py"
+    tests = TESTS if case == "standard module's name" else TESTS_WITH_A_HELPER
+    results = {}
+    for plain in (True, False):
+        request = ExecutionRequest(
+            argv=boundary_pytest_argv([name], plain=plain), runtime=runtime, timeout_s=60,
+            files=[InputFile(path="solution.py", data=CANDIDATES["right"].encode()),
+                   InputFile(path="helpers.py", data=HELPER.encode()),
+                   InputFile(path=name, data=textwrap.dedent(tests).encode())],
+            boundary=Boundary(candidate="solution.py", module="solution", tests=[name]),
+            artifact_paths=[PYTEST_JUNIT_PATH])
+        results[plain] = box.run(request, tmp_path / str(plain))
+        box.settle()  # the next container's tests' interpreter has done its imports
+    assert _judged(results[True]) == _judged(results[False])
+    assert PLAIN_SAYS not in results[True].stdout.text
+    assert results[True].preloaded == (["pytest"] if box is pytest_box else [])
+    passed, _, outcomes = _judged(results[True])
+    if case.startswith("helper skips"):
+        assert passed and ("test_solution.py::test_elsewhere", "skipped") in [
+            o[:2] for o in outcomes], outcomes
+    else:  # pytest imported calendar itself: "import file mismatch"
+        assert not passed, outcomes
 
 
 def _batch_request(candidate: str, tests: str, *, plain: bool) -> ExecutionRequest:

@@ -41,6 +41,12 @@ PYTEST_NAMES = frozenset({
     "pytestmark", "pytest_plugins", "__test__", "setup_module", "teardown_module",
     "setUpModule", "tearDownModule", "setup", "teardown", "setup_function",
     "teardown_function", "collect_ignore", "collect_ignore_glob", "__getattr__"})
+# Modules a helper of the tests may import (an input file the tests import): the tests then
+# depend on pytest's way of running them (a skip, a TestCase), so pytest decides. `logging`
+# only when the run did not pass: pytest's handlers on the root logger change what a
+# helper's basicConfig does.
+PYTEST_MODULES = frozenset({"pytest", "_pytest", "unittest", "doctest", "hypothesis", "pluggy"})
+IF_FAILED_MODULES = PYTEST_MODULES | {"logging"}
 _STDIN_REFUSAL = "pytest: reading from stdin while output is captured!  Consider using `-s`."
 MAX_MESSAGE_CHARS = 2000
 
@@ -172,6 +178,7 @@ def run(options: Options, after_each: Callable[[], object]) -> dict:
     import warnings
 
     started = time.time()
+    loaded = set(sys.modules)
     capture = _Capture()
     tests: list[_Test] = []
     try:
@@ -190,11 +197,18 @@ def run(options: Options, after_each: Callable[[], object]) -> dict:
                 after_each()  # pytest's teardown of every test (the boundary's plugin)
             timings.append(time.perf_counter() - began)
             if failure is not None:
-                return {"outcome": FAILED, "test": test.nodeid, "message": failure}
+                return _unless_pytest_s(loaded, IF_FAILED_MODULES, {
+                    "outcome": FAILED, "test": test.nodeid, "message": failure[0],
+                    "raised_by": failure[1]})
+        unfit = _unless_pytest_s(loaded, PYTEST_MODULES, {"outcome": PASSED})
+        if unfit["outcome"] == UNFIT:
+            return unfit
     except Unfit as exc:
         return {"outcome": UNFIT, "test": "", "message": str(exc)}
-    except BaseException as exc:
-        return {"outcome": FAILED, "test": "", "message": _describe(exc)}
+    except BaseException as exc:  # an import that failed: pytest reports it
+        return _unless_pytest_s(loaded, IF_FAILED_MODULES, {
+            "outcome": FAILED, "test": "", "message": _describe(exc),
+            "raised_by": _raised_by(exc)})
     finally:
         capture.stop()
     elapsed = time.time() - started
@@ -202,6 +216,36 @@ def run(options: Options, after_each: Callable[[], object]) -> dict:
     os.write(1, (f"{'.' * len(tests)}\n{len(tests)} passed in {elapsed:.2f}s (plain runner: "
                  "these tests use nothing of pytest's)\n").encode())
     return {"outcome": PASSED, "test": "", "message": ""}
+
+
+def _unless_pytest_s(loaded: set[str], modules: frozenset[str], outcome: dict) -> dict:
+    """`outcome`, or UNFIT when the tests (a helper of theirs) imported one of `modules`
+    since the run began, or failed with one of pytest's or unittest's exceptions (a skip,
+    an xfail: a helper that had pytest imported already). Only the tests' own code imports
+    or raises those here: the candidate's process never makes this one import anything,
+    and an exception of pytest's or unittest's it raises reaches the tests as the
+    boundary's CandidateRefused."""
+    new = sorted({name.split(".")[0] for name in set(sys.modules) - loaded} & modules)
+    if new:
+        return {"outcome": UNFIT, "test": "",
+                "message": f"the tests imported {new[0]}, which pytest runs its own way"}
+    if outcome.pop("raised_by", "") in PYTEST_MODULES:
+        return {"outcome": UNFIT, "test": "",
+                "message": f"{outcome['test']} raised {outcome['message']}, one of pytest's "
+                           "or unittest's outcomes"}
+    return outcome
+
+
+def _raised_by(exc: BaseException) -> str:
+    """The top-level module of what `exc` is: pytest's outcomes (skip, fail, xfail) call
+    themselves builtins', so they are recognised by class."""
+    outcomes = sys.modules.get("_pytest.outcomes")
+    if outcomes is not None and isinstance(exc, getattr(outcomes, "OutcomeException", ())):
+        return "_pytest"
+    case = sys.modules.get("unittest.case")
+    if case is not None and isinstance(exc, getattr(case, "SkipTest", ())):
+        return "unittest"
+    return type(exc).__module__.split(".")[0]
 
 
 def _collect(path: str, rootdir: str) -> list[_Test]:
@@ -214,8 +258,9 @@ def _collect(path: str, rootdir: str) -> list[_Test]:
     name = base[:-3] if base.endswith(".py") else ""
     if not name.isidentifier() or os.path.exists(os.path.join(folder, "__init__.py")):
         raise Unfit(f"{path} is not a top-level module (pytest names it itself)")
-    if name in sys.modules:
-        raise Unfit(f"a module named {name} is loaded already")
+    if name in sys.modules or name in sys.stdlib_module_names:
+        # pytest has imported many of the standard ones itself ("import file mismatch").
+        raise Unfit(f"{name} is the name of a standard module")
     if sys.path[:1] != [folder]:
         sys.path.insert(0, folder)
     module = importlib.import_module(name)
@@ -257,9 +302,10 @@ def _pytest_attributes(function: object) -> bool:
                                        "__test__", "__signature__"))
 
 
-def _call(test: _Test, warnings: object) -> str | None:
-    """Run one test as pytest runs a test without fixtures: why it failed, or None.
-    Raises Unfit when pytest would judge the outcome on its own terms."""
+def _call(test: _Test, warnings: object) -> tuple[str, str] | None:
+    """Run one test as pytest runs a test without fixtures: why it failed and the top-level
+    module of what it raised, or None. Raises Unfit when pytest would judge the outcome on
+    its own terms."""
     os.environ["PYTEST_CURRENT_TEST"] = f"{test.nodeid} (call)"
     try:
         with warnings.catch_warnings(record=True):  # type: ignore[attr-defined]
@@ -268,7 +314,7 @@ def _call(test: _Test, warnings: object) -> str | None:
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise Unfit("a test was interrupted") from None
-        return _describe(exc)
+        return _describe(exc), _raised_by(exc)
     finally:
         os.environ["PYTEST_CURRENT_TEST"] = f"{test.nodeid} (teardown)"
         os.environ.pop("PYTEST_CURRENT_TEST", None)

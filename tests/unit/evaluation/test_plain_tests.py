@@ -96,6 +96,8 @@ def test_anything_pytest_runs_its_own_way_is_refused(body: str, reason: str) -> 
     ("test-solution.py", "not a top-level test module"),
     ("test_solution.txt", "not a top-level test module"),
     ("__init__.py", "package"),
+    ("calendar.py", "standard module calendar"),
+    ("datetime.py", "standard module datetime"),
 ])
 def test_only_top_level_modules_qualify(name: str, reason: str) -> None:
     problem = plain_runnable({name: "def test_a():\n    pass\n"})
