@@ -80,6 +80,13 @@ def run_side_by_side(ctx: BenchContext, key: str, items: Sequence[Item], *, bare
                          workers=options.workers, runtime=options.runtime)
         store.put_extra(key, "bare", {"wall_s": round(wall, 3), "count": len(items),
                                       "workers": options.workers})
+        # And as our containers start, without Docker's networking: the same footing.
+        wall = bare_loop(ctx.engine.client.api, ctx.image, count=len(items),
+                         workers=options.workers, runtime=options.runtime,
+                         network_disabled=True)
+        store.put_extra(key, "bare_no_network", {"wall_s": round(wall, 3),
+                                                 "count": len(items),
+                                                 "workers": options.workers})
 
 
 def _start(isolation: str, start: str, tests: str = "auto") -> str:

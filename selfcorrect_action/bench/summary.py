@@ -57,10 +57,17 @@ class SideBySide:
     # "auto": tests that need no pytest were judged plainly; "pytest": all under pytest;
     # "" before it was recorded (all under pytest).
     tests: str = ""
+    # The bare loop without Docker's networking, as the sandbox's containers start; None in
+    # runs from before it was measured.
+    bare_no_network_wall_s: float | None = None
 
     @property
     def vs_bare(self) -> float | None:
         return ratio(self.ours_wall_s, self.bare_wall_s)
+
+    @property
+    def vs_bare_no_network(self) -> float | None:
+        return ratio(self.ours_wall_s, self.bare_no_network_wall_s)
 
     @property
     def vs_reference(self) -> float | None:
@@ -97,6 +104,7 @@ def side_by_side(run: RunRecord, keys: list[str]) -> SideBySide:
         categories=dict(Counter(r.get("category") or "passed" for r in ours.values())),
         start=str(settings.get("start") or "") if settings.get("isolation") == "strict" else "",
         tests=str(settings.get("tests") or ""),
+        bare_no_network_wall_s=run.extras.get("bare_no_network", {}).get("wall_s"),
     )
 
 

@@ -36,8 +36,9 @@ def test_canonical_agrees_with_the_reference_harness(
     (run,) = results(tmp_path).values()
     assert [item["passed"] for item in run["items"].values()] == [True] * 5
     assert all(v["passed"] for v in run["extras"]["reference"]["verdicts"].values())
-    assert run["extras"]["bare"]["count"] == 5
+    assert run["extras"]["bare"]["count"] == run["extras"]["bare_no_network"]["count"] == 5
     assert "| 5/5 | 5/5 |" in table and "selfcorrect / bare container loop" in table
+    assert "(networking disabled in both: " in table
     assert sorted(p.suffix for p in tmp_path.iterdir()) == [".json", ".md", ".png"]
 
     # A rerun resumes: nothing left to score, the same verdicts.
