@@ -1681,13 +1681,10 @@ def _pytest_here(args: list[str], env: dict, first: dict | None = None) -> None:
     code = 1
     try:
         code = int(pytest.console_main())
-        if first is not None and code == 0:
+        if first is not None:
             from selfcorrect_boundary import plain
 
-            options = plain.parse(args)
-            if options is not None:
-                plain.record_first_failure(options.junit, first)
-            code = 1
+            code = plain.after_pytest(code, args, first)
         # What `python3 -m pytest` does on its way out (the tests' support code ends the
         # candidate's process there); os._exit below would skip it.
         atexit._run_exitfuncs()

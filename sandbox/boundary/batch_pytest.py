@@ -20,13 +20,7 @@ def main() -> int:
     sys.path.remove(here)
     import pytest
 
-    code = int(pytest.console_main())
-    if code == 0:
-        options = plain.parse(sys.argv[1:])
-        if options is not None:
-            plain.record_first_failure(options.junit, first)
-        return 1
-    return code
+    return plain.after_pytest(int(pytest.console_main()), sys.argv[1:], first)
 
 
 if __name__ == "__main__":

@@ -52,13 +52,8 @@ def main() -> int:
     import pytest
     from selfcorrect_boundary import plugin
 
-    code = int(pytest.main(args, plugins=[plugin.Plugin(link)]))
-    if first is not None and code == 0:
-        options = plain.parse(args)
-        if options is not None:
-            plain.record_first_failure(options.junit, first)
-        return 1
-    return code
+    return plain.after_pytest(int(pytest.main(args, plugins=[plugin.Plugin(link)])), args,
+                              first)
 
 
 if __name__ == "__main__":

@@ -316,7 +316,6 @@ def _call(test: _Test, warnings: object) -> tuple[str, str] | None:
             raise Unfit("a test was interrupted") from None
         return _describe(exc), _raised_by(exc)
     finally:
-        os.environ["PYTEST_CURRENT_TEST"] = f"{test.nodeid} (teardown)"
         os.environ.pop("PYTEST_CURRENT_TEST", None)
     if returned is not None:
         raise Unfit(f"{test.nodeid} returned a value (pytest warns about it)")
@@ -430,6 +429,18 @@ def _write_junit(path: str, tests: list[_Test], timings: list[float], started: f
 def _attr(text: str) -> str:
     return (text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
             .replace('"', "&quot;"))
+
+
+def after_pytest(code: int, args: list[str], first: dict | None) -> int:
+    """pytest's exit status for the same tests (`args`, the launcher's pytest arguments) after
+    the plain run; when the plain run had seen a failure (`first`) and pytest passed, the
+    run fails all the same, the failure added to pytest's report (record_first_failure)."""
+    if first is None or code != 0:
+        return code
+    options = parse(args)
+    if options is not None:
+        record_first_failure(options.junit, first)
+    return 1
 
 
 def record_first_failure(path: str, outcome: dict) -> None:
