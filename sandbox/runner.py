@@ -1108,6 +1108,11 @@ PYTEST_MAIN = "/usr/lib/python3/dist-packages/pytest/__main__.py"
 BATCH_PYTEST = f"{BOUNDARY_DIR}/batch_pytest.py"
 FIRST_FAILURE_ENV = "SELFCORRECT_FIRST_FAILURE"
 ZYGOTE_START_S = 120.0
+# An item that ran pytest where the zygote had not loaded it says so on NOTE_FD; its
+# supervisor then exits NEEDED_PYTEST, and the zygote loads pytest for the items after it.
+NOTE_FD = 3
+NEEDED_PYTEST_NOTE = b"P"
+NEEDED_PYTEST = 4
 BATCH_IDLE_S = 120.0
 ITEM_GRACE_S = 10.0
 MAX_REPORT_JSON = 4 * 1024 * 1024
@@ -1188,8 +1193,12 @@ def _start_zygote(batch: dict) -> Any:
     to_read, to_write = os.pipe()
     from_read, from_write = os.pipe()
     program = _find_program("python3", os.environ.get("PATH", os.defpath))
+    # From the module, whose bytecode the image compiled: as a script it would be compiled
+    # again in every batch container.
+    boot = (f"import sys; sys.path.append({os.path.dirname(os.path.abspath(__file__))!r}); "
+            "import runner; sys.exit(runner.start())")
     pid = os.posix_spawn(
-        program, [program, "-I", os.path.abspath(__file__), "--zygote"], dict(os.environ),
+        program, [program, "-I", "-c", boot, "--zygote"], dict(os.environ),
         file_actions=[(os.POSIX_SPAWN_DUP2, to_read, 0), (os.POSIX_SPAWN_DUP2, from_write, 1)],
         setsigdef=RESTORED_SIGNALS,
     )
@@ -1432,7 +1441,7 @@ def _remove_shm(uid: int) -> None:
             continue
 
 
-# The zygote: `python3 -I runner.py --zygote`, fd 0 and 1 its control pipe from and to the
+# The zygote: `python3 -I -c <import runner, start> --zygote`, fd 0 and 1 its control pipe from and to the
 # runner, fd 2 the runner's stderr.
 
 def _zygote_main() -> int:
@@ -1448,8 +1457,14 @@ def _zygote_main() -> int:
     import resource  # noqa: F401  # for every item's rlimits, imported once here
     import tempfile  # noqa: F401
 
-    if settings.get("preload") == "pytest":
-        _warm_pytest(list(settings.get("warm_args", [])))
+    # "pytest": imported now. "plain": the plain runner's modules now, pytest once an item's
+    # plain run did not pass (a batch of passing candidates never pays for it).
+    preload, warm_args = settings.get("preload"), list(settings.get("warm_args", []))
+    if preload == "pytest":
+        _warm_pytest(warm_args)
+    elif preload == "plain":
+        _warm_plain()
+    pytest_loaded = preload == "pytest"
     _preload_modules(settings.get("modules", {}))
     sys.stdout.flush()
     os.write(control, b"READY\n")
@@ -1462,7 +1477,7 @@ def _zygote_main() -> int:
         pid = os.fork()
         if pid == 0:
             os.close(control)
-            _supervise(index, uid, settings.get("preload") == "pytest")
+            _supervise(index, uid, pytest_loaded)
         os.write(control, b"FORK %d %d\n" % (index, pid))
         while True:
             try:
@@ -1470,7 +1485,11 @@ def _zygote_main() -> int:
                 break
             except InterruptedError:
                 continue
-        os.write(control, b"DONE %d %d\n" % (index, os.waitstatus_to_exitcode(status)))
+        code = os.waitstatus_to_exitcode(status)
+        if code == NEEDED_PYTEST and preload == "plain" and not pytest_loaded:
+            _warm_pytest(warm_args)  # before the next item: it starts from a warm pytest
+            pytest_loaded = True
+        os.write(control, b"DONE %d %d\n" % (index, code))
 
 
 def _warm_pytest(args: list[str]) -> None:
@@ -1497,6 +1516,22 @@ def _warm_pytest(args: list[str]) -> None:
                 del sys.modules[name]
 
 
+def _warm_plain() -> None:
+    """What an item's plain run imports (boundary/selfcorrect_boundary/plain.py), loaded
+    once here: a batch whose tests all need nothing of pytest's leaves pytest out."""
+    sys.path.insert(0, BOUNDARY_DIR)
+    try:
+        from selfcorrect_boundary import plain  # noqa: F401
+    finally:
+        sys.path.remove(BOUNDARY_DIR)
+    import datetime  # noqa: F401
+    import importlib  # noqa: F401
+    import json  # noqa: F401
+    import types  # noqa: F401
+    import warnings  # noqa: F401
+    import xml.etree.ElementTree  # noqa: F401
+
+
 def _preload_modules(sources: dict) -> None:
     """Modules the client sent with the batch (the same for every item: the tests' own
     support code), compiled and imported here once instead of in every item."""
@@ -1518,13 +1553,13 @@ def _supervise(index: int, uid: int, preloaded: bool) -> None:
             header = _from_json(handle.readline().decode("utf-8"))
             data = handle.read()
         os.unlink(path)
-        report, tar = _supervise_item(index, uid, header, data, preloaded)
+        report, tar, needed_pytest = _supervise_item(index, uid, header, data, preloaded)
         body = _to_json(report).encode("utf-8", "replace")
         partial = f"{BATCH_DIR}/{index}.rep.partial"
         with open(partial, "wb", opener=_private) as handle:
             handle.write(b"%d %d\n" % (len(body), len(tar)) + body + tar)
         os.replace(partial, f"{BATCH_DIR}/{index}.rep")
-        code = 0
+        code = NEEDED_PYTEST if needed_pytest else 0
     except BaseException as exc:
         _quietly(os.write, 2, f"runner: batch item {index}: {type(exc).__name__}: {exc}\n"
                  .encode("utf-8", "replace"))
@@ -1543,15 +1578,16 @@ def _supervise_item(index: int, uid: int, header: dict, data: bytes, preloaded: 
     env.update(header.get("env", {}))
     out_read, out_write = os.pipe()
     err_read, err_write = os.pipe()
+    note_read, note_write = os.pipe()
     oom_before = _oom_kills()
     started = time.monotonic()
     deadline = started + float(header["deadline_s"])
     pid = os.fork()
     if pid == 0:
         _item(uid, header, data, (folder, run_dir, home, f"{home}/tmp"), env,
-              out_write, err_write, preloaded)
-    os.close(out_write)
-    os.close(err_write)
+              out_write, err_write, preloaded, note_write)
+    for end in (out_write, err_write, note_write):
+        os.close(end)
     child = _Child(pid)
     out = _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
     err = _Capture(caps["stream_head_bytes"], caps["stream_tail_bytes"])
@@ -1560,6 +1596,12 @@ def _supervise_item(index: int, uid: int, header: dict, data: bytes, preloaded: 
     inner_timeout = _pump(child, {out_read: out, err_read: err}, deadline,
                           kill=lambda: _kill_uid(uid), poll_s=0.0005)
     duration_ms = int((time.monotonic() - started) * 1000)
+    os.set_blocking(note_read, False)
+    try:
+        needed_pytest = os.read(note_read, 1) == NEEDED_PYTEST_NOTE
+    except OSError:  # nothing written, and a process of the item still holds the pipe
+        needed_pytest = False
+    os.close(note_read)
     extras, tar = _finish(uid, header, data, run_dir, folder)
     oom_after = _oom_kills()
     code = child.returncode if child.returncode is not None else -signal.SIGKILL
@@ -1573,13 +1615,15 @@ def _supervise_item(index: int, uid: int, header: dict, data: bytes, preloaded: 
         "oom_kills": None if oom_before is None or oom_after is None else oom_after - oom_before,
     }
     report.update(extras)
-    return report, tar
+    return report, tar, needed_pytest
 
 
 def _item(uid: int, header: dict, data: bytes, folders: tuple, env: dict, out_fd: int,
-          err_fd: int, preloaded: bool) -> None:
+          err_fd: int, preloaded: bool, note_fd: int) -> None:
     """The item's process: drop to its uid, set its limits, lay out its folder, then become
-    the script. Never returns."""
+    the script. Never returns. `note_fd`: where it says that it needed pytest and the
+    zygote had not loaded it (the plain run's child inherits it too: all a write there
+    can do is have the zygote load pytest early)."""
     argv = header["argv"]
     try:
         _become(uid)
@@ -1593,7 +1637,10 @@ def _item(uid: int, header: dict, data: bytes, folders: tuple, env: dict, out_fd
         os.dup2(null, 0)
         os.dup2(out_fd, 1)
         os.dup2(err_fd, 2)
-        os.closerange(3, 65536)
+        if note_fd != NOTE_FD:
+            os.dup2(note_fd, NOTE_FD)
+        os.set_inheritable(NOTE_FD, False)
+        os.closerange(NOTE_FD + 1, 65536)
         os.setsid()
         try:
             with open("/proc/self/oom_score_adj", "w") as handle:
@@ -1606,6 +1653,9 @@ def _item(uid: int, header: dict, data: bytes, folders: tuple, env: dict, out_fd
             first = _plain_here(argv[4:], env)
         else:
             first = None
+        if not preloaded and argv[:4] == PYTEST_ARGV:
+            _quietly(os.write, NOTE_FD, NEEDED_PYTEST_NOTE)
+        os.close(NOTE_FD)
         if preloaded and argv[:4] == PYTEST_ARGV:
             _pytest_here(argv[4:], env, first)
         if first is not None:

@@ -22,11 +22,10 @@ from pathlib import Path
 from typing import Literal
 
 from selfcorrect_action.bench.problems import Problem
-from selfcorrect_action.bench.scoring import LIMITS, Score, frozen_tests, judge, tests_request
+from selfcorrect_action.bench.scoring import LIMITS, Score, judge, plain_tests, tests_request
 from selfcorrect_action.bench.threads import in_parallel
 from selfcorrect_action.choices import Runtime
 from selfcorrect_action.evaluation.junit import pytest_argv
-from selfcorrect_action.evaluation.plain_tests import plain_runnable
 from selfcorrect_action.sandbox.batch import BatchSandbox
 from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.engine_api import Engine
@@ -78,13 +77,16 @@ def preloads() -> list[str]:
 def _strict(candidates: Sequence[Candidate], engine: Engine, image: str, runtime: Runtime,
             workers: int, on_score: OnScore, scratch: Path, warm: bool = True,
             plain: bool = True) -> None:
-    requests = {candidate.key: _request(candidate, runtime, candidate.isolation, plain)
-                for candidate in candidates}
+    first = _request(candidates[0], runtime, candidates[0].isolation, plain)
     # Back to back: the next container starts as one is taken, its imports beside a run.
     # The first containers' tests' interpreters import pytest only if the first run needs it.
-    plain = PLAIN_TESTS_FLAG in next(iter(requests.values())).argv
     with Sandbox(engine, image, pool_size=workers, max_workers=workers + 2,
-                 warm=warm, refill="on_take", plain_tests=plain) as box:
+                 warm=warm, refill="on_take",
+                 plain_tests=PLAIN_TESTS_FLAG in first.argv) as box:
+        box.warm(LIMITS, runtime, boundary=first.boundary is not None)
+        # Made while the first containers start.
+        requests = {candidate.key: _request(candidate, runtime, candidate.isolation, plain)
+                    for candidate in candidates}
         for boundary in {request.boundary is not None for request in requests.values()}:
             box.warm(LIMITS, runtime, boundary=boundary)
 
@@ -99,17 +101,19 @@ def _strict(candidates: Sequence[Candidate], engine: Engine, image: str, runtime
 
 def _batch(candidates: Sequence[Candidate], engine: Engine, image: str, runtime: Runtime,
            workers: int, on_score: OnScore, scratch: Path, plain: bool = True) -> None:
-    warm = preloads()
     size = min(MAX_BATCH, max(1, math.ceil(len(candidates) / workers)))
     chunks = [list(candidates[i:i + size]) for i in range(0, len(candidates), size)]
     # A candidate that asks for pytest's own process (the cheats' control) gets pytest.
-    requests = {candidate.key: _in_batch(_request(candidate, runtime, "in-process"),
-                                         frozen_tests(candidate.problem),
-                                         plain and candidate.isolation == "process")
-                for candidate in candidates}
+    plainly = {candidate.key: plain and candidate.isolation == "process"
+               and plain_tests(candidate.problem) for candidate in candidates}
     with BatchSandbox(engine, image, pool_size=min(workers, len(chunks)),
-                      max_workers=workers + 2, preload_pytest=warm) as box:
+                      max_workers=workers + 2, preload_pytest=preloads(),
+                      pytest_when_needed=any(plainly.values())) as box:
         box.warm(LIMITS, runtime)
+        # Made while the containers start.
+        requests = {candidate.key: _in_batch(_request(candidate, runtime, "in-process"),
+                                             plainly[candidate.key])
+                    for candidate in candidates}
 
         def one(chunk: list[Candidate]) -> None:
             folders = [scratch / _safe(candidate.key) for candidate in chunk]
@@ -130,11 +134,10 @@ def _request(candidate: Candidate, runtime: Runtime, isolation: TestIsolation,
                          plain=plain)
 
 
-def _in_batch(request: ExecutionRequest, tests: dict[str, str], plain: bool
-              ) -> ExecutionRequest:
+def _in_batch(request: ExecutionRequest, plain: bool) -> ExecutionRequest:
     """A batch item's test run, plain when its tests need nothing of pytest's (the batch's
     runner reads PLAIN_TESTS_FLAG after `-m pytest`; a single run's pytest would not)."""
-    if not plain or plain_runnable(tests) is not None:
+    if not plain:
         return request
     argv = request.argv
     return request.model_copy(update={"argv": [*argv[:4], PLAIN_TESTS_FLAG, *argv[4:]]})

@@ -11,6 +11,7 @@ leaves it out for speed (the mutants mode's repairs go through the loop, both ru
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from selfcorrect_action.bench.problems import Problem
@@ -59,6 +60,13 @@ def frozen_tests(problem: Problem) -> dict[str, str]:
     return {problem.test_file_name: frozen_test(problem)}
 
 
+@functools.lru_cache(maxsize=1024)
+def plain_tests(problem: Problem) -> bool:
+    """Whether the problem's frozen tests need nothing of pytest's (evaluation/
+    plain_tests.py), decided once per problem: every sample of it has the same tests."""
+    return plain_runnable(frozen_tests(problem)) is None
+
+
 def tests_request(problem: Problem, module_source: str, runtime: Runtime, *,
                  isolation: Isolation = "process", plain: bool = True) -> ExecutionRequest:
     """The test run the loop makes (loop/execute.py): across the tests' boundary, or with
@@ -70,7 +78,7 @@ def tests_request(problem: Problem, module_source: str, runtime: Runtime, *,
     if isolation == "in-process":
         return ExecutionRequest(argv=pytest_argv(tests), files=files,
                                 timeout_s=TEST_TIMEOUT_S, limits=LIMITS, runtime=runtime)
-    plain = plain and plain_runnable(frozen_tests(problem)) is None
+    plain = plain and plain_tests(problem)
     return ExecutionRequest(
         argv=boundary_pytest_argv(tests, plain=plain), files=files, timeout_s=TEST_TIMEOUT_S,
         limits=LIMITS, runtime=runtime, artifact_paths=[PYTEST_JUNIT_PATH],

@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 
 from selfcorrect_action.bench.problems import Problem
 from selfcorrect_action.templating import render
 
 
+# A run builds each problem's test more than once (its request, its plain check); a
+# problem's test is the same every time.
+@functools.lru_cache(maxsize=1024)
 def frozen_test(problem: Problem) -> str:
     free = free_names(problem.test)
     return render(
@@ -28,17 +32,19 @@ def frozen_test(problem: Problem) -> str:
 
 def free_names(source: str) -> set[str]:
     """Names the test reads without defining, importing or binding them (nor builtins)."""
-    tree = ast.parse(source)
-    bound = {node.name for node in ast.walk(tree)
-             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)}
-    bound |= {arg.arg for node in ast.walk(tree) if isinstance(node, ast.arguments)
-              for arg in (*node.posonlyargs, *node.args, *node.kwonlyargs)}
-    bound |= {(alias.asname or alias.name).split(".")[0] for node in ast.walk(tree)
-              if isinstance(node, ast.Import | ast.ImportFrom) for alias in node.names}
-    bound |= {node.id for node in ast.walk(tree)
-              if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)}
-    read = {node.id for node in ast.walk(tree)
-            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+    bound: set[str] = set()
+    read: set[str] = set()
+    for node in ast.walk(ast.parse(source)):  # once: some tests hold thousands of literals
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arguments):
+            bound.update(arg.arg for arg in (*node.posonlyargs, *node.args, *node.kwonlyargs))
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            bound.update((alias.asname or alias.name).split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            bound.add(node.id)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            read.add(node.id)
     return read - bound - set(dir(builtins))
 
 

@@ -91,16 +91,20 @@ class BatchSandbox(ContainerHost):
     """`run_batch(requests, artifact_dirs)`: the results in order. Requests of one call share
     a runtime and limits (the container's). `preload_pytest` (pytest options without the
     files) makes items whose argv is `python3 -I -m pytest ...` start from a warm pytest;
-    `preload_modules` (name -> source, the same for every item, e.g. the tests' support
-    module) are imported once, before the first item, instead of by every item."""
+    with `pytest_when_needed` the container loads the plain runner's modules instead and
+    pytest only after the first item that needed it (its tests' plain run did not pass),
+    so that a batch whose plain runs all pass never imports it. `preload_modules` (name ->
+    source, the same for every item, e.g. the tests' support module) are imported once,
+    before the first item, instead of by every item."""
 
     thread_name_prefix = "batch"
 
     def __init__(self, engine: Engine, image: str, *, pool_size: int = 0, max_workers: int = 4,
-                 preload_pytest: Sequence[str] | None = None,
+                 preload_pytest: Sequence[str] | None = None, pytest_when_needed: bool = False,
                  preload_modules: dict[str, str] | None = None) -> None:
         super().__init__(engine, image, pool_size=pool_size, max_workers=max_workers)
         self._preload = list(preload_pytest) if preload_pytest is not None else None
+        self._when_needed = pytest_when_needed and preload_pytest is not None
         self._modules = dict(preload_modules or {})
 
     def run_batch(self, requests: Sequence[ExecutionRequest], artifact_dirs: Sequence[Path],
@@ -142,7 +146,8 @@ class BatchSandbox(ContainerHost):
         another container."""
         prepared = self._acquire(key)
         try:
-            return _drive(prepared, items, self._preload, self._modules, heard)
+            return _drive(prepared, items, self._preload, self._when_needed, self._modules,
+                          heard)
         finally:
             self._teardown(prepared)
 
@@ -157,13 +162,13 @@ class BatchSandbox(ContainerHost):
 
 
 def _drive(prepared: Prepared, items: list[tuple[ExecutionRequest, Path]],
-           preload: list[str] | None, modules: dict[str, str], heard: OnResult
-           ) -> tuple[list[ExecutionResult], str | None]:
+           preload: list[str] | None, when_needed: bool, modules: dict[str, str],
+           heard: OnResult) -> tuple[list[ExecutionResult], str | None]:
     stream = prepared.stream
     nonce = secrets.token_hex(16)
     header = {"nonce": nonce, "count": len(items), "uid_base": next_uid_base(),
-              "preload": "pytest" if preload is not None else "", "warm_args": preload or [],
-              "modules": modules}
+              "preload": "" if preload is None else "plain" if when_needed else "pytest",
+              "warm_args": preload or [], "modules": modules}
     body = json.dumps(header).encode()
     results: list[ExecutionResult] = []
     stream.deadline = time.monotonic() + BATCH_START_TIMEOUT_S

@@ -255,13 +255,21 @@ def _batch_request(candidate: str, tests: str, *, plain: bool) -> ExecutionReque
                InputFile(path="test_solution.py", data=textwrap.dedent(tests).encode())])
 
 
-@pytest.mark.parametrize("zygote", ["pytest preloaded", "nothing preloaded"])
+ZYGOTES = ["pytest preloaded", "pytest when needed", "nothing preloaded"]
+
+
+def _batch_box(docker_engine: DockerEngine, sandbox_image: str, zygote: str) -> BatchSandbox:
+    return BatchSandbox(docker_engine, sandbox_image,
+                        preload_pytest=None if zygote == "nothing preloaded" else preloads(),
+                        pytest_when_needed=zygote == "pytest when needed")
+
+
+@pytest.mark.parametrize("zygote", ZYGOTES)
 def test_batch_items_are_judged_plainly_as_pytest_judges_them(
         docker_engine: DockerEngine, sandbox_image: str, tmp_path: Path, zygote: str) -> None:
     names = ["right", "wrong", "second run"]
-    preload = preloads() if zygote == "pytest preloaded" else None
     seen: dict[bool, list[ExecutionResult]] = {}
-    with BatchSandbox(docker_engine, sandbox_image, preload_pytest=preload) as batch:
+    with _batch_box(docker_engine, sandbox_image, zygote) as batch:
         for plain in (True, False):
             requests = [_batch_request(CANDIDATES[name], TESTS, plain=plain) for name in names]
             seen[plain] = batch.run_batch(requests, [tmp_path / f"{plain}{i}"
@@ -279,3 +287,42 @@ def test_batch_items_are_judged_plainly_as_pytest_judges_them(
 
 def _outcomes(verdict: spec_tests.TestsVerdict) -> list[tuple[str, str, str]]:
     return sorted((o.test_id, o.outcome, o.message) for o in verdict.outcomes)
+
+
+# Which process ran pytest: the zygote's fork shows the zygote's command line, a cold start
+# its own (`batch_pytest.py` after a plain run that failed).
+TESTS_SHOWING_THE_PROCESS = """
+    from solution import add
+
+
+    def test_add():
+        with open("/proc/self/cmdline", "rb") as handle:
+            print("process:", handle.read().replace(b"\\0", b" ").decode())
+        assert add(1, 2) == 4
+"""
+
+
+@pytest.mark.parametrize(("zygote", "expected"), [
+    ("pytest preloaded", ["--zygote", "--zygote", "--zygote"]),
+    # The first item that needs pytest starts it cold; the zygote then loads it.
+    ("pytest when needed", ["batch_pytest.py", "--zygote", "--zygote"]),
+    ("nothing preloaded", ["batch_pytest.py", "batch_pytest.py", "batch_pytest.py"]),
+])
+def test_a_batch_loads_pytest_when_an_item_first_needs_it(
+        docker_engine: DockerEngine, sandbox_image: str, tmp_path: Path, zygote: str,
+        expected: list[str]) -> None:
+    requests = [_batch_request(CANDIDATES["right"], TESTS, plain=True),
+                *(_batch_request(CANDIDATES["right"], TESTS_SHOWING_THE_PROCESS, plain=True)
+                  for _ in range(3))]
+    with _batch_box(docker_engine, sandbox_image, zygote) as batch:
+        results = batch.run_batch(requests, [tmp_path / str(i) for i in range(len(requests))])
+    assert PLAIN_SAYS in results[0].stdout.text, results[0].stdout.text
+    assert judge_test_run(results[0], candidate="solution.py").passed
+    processes = []
+    for result in results[1:]:
+        verdict = judge_test_run(result, candidate="solution.py")
+        assert not verdict.passed and "assert 3 == 4" in result.stdout.text, result.stdout.text
+        line = next(line for line in result.stdout.text.splitlines()
+                    if line.startswith("process:"))
+        processes.append(next(mark for mark in ("--zygote", "batch_pytest.py") if mark in line))
+    assert processes == expected
