@@ -1441,8 +1441,8 @@ def _remove_shm(uid: int) -> None:
             continue
 
 
-# The zygote: `python3 -I -c <import runner, start> --zygote`, fd 0 and 1 its control pipe from and to the
-# runner, fd 2 the runner's stderr.
+# The zygote: `python3 -I -c <import runner, start> --zygote`, fd 0 and 1 its control pipe
+# from and to the runner, fd 2 the runner's stderr.
 
 def _zygote_main() -> int:
     control = os.dup(1)

@@ -354,9 +354,10 @@ def _add_bench(sub: Subparsers) -> None:
     h.add_argument("--isolation", choices=["strict", "batch"], default="strict",
                    help="strict: a fresh container per candidate (default); batch: one "
                    "container per batch, a process, folder and uid per candidate")
-    h.add_argument("--start", choices=["cold", "warm"], default="warm",
+    h.add_argument("--start", choices=["cold", "warm", "both"], default="warm",
                    help="strict isolation: the tests' pytest imported before each candidate "
-                   "comes (warm, default, as the loop runs) or started per candidate (cold)")
+                   "comes (warm, default, as the loop runs) or started per candidate (cold); "
+                   "both: cold, then warm, in one invocation, in one table")
     h.add_argument("--tests", choices=["auto", "pytest"], default="auto",
                    help="auto: frozen tests that need nothing of pytest's pass without it, "
                    "as the loop runs them (default); pytest: always under pytest")

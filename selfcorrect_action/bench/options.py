@@ -11,7 +11,7 @@ from selfcorrect_action.choices import Runtime
 
 Mode = Literal["canonical", "mutants", "cheats", "model", "samples"]
 Isolation = Literal["strict", "batch"]
-Start = Literal["cold", "warm"]
+Start = Literal["cold", "warm", "both"]
 TestsRunner = Literal["auto", "pytest"]
 DEFAULT_OUT = Path("out/bench/humaneval")
 
@@ -25,7 +25,8 @@ class BenchOptions(BaseModel):
     isolation: Isolation = "strict"
     runtime: Runtime = "runc"
     # strict mode: the frozen tests' pytest imported in its container before the request
-    # (warm, the product's default) or started per candidate (cold); batch mode has its own.
+    # (warm, the product's default) or started per candidate (cold); both: cold, then warm,
+    # in one invocation, beside one reference and bare loop. Batch mode has its own.
     start: Start = "warm"
     # auto: frozen tests that need nothing of pytest's are judged plainly when they pass (as
     # the loop judges them, evaluation/plain_tests.py); pytest: always under pytest.

@@ -17,17 +17,21 @@ def _pyplot() -> Any:
     return plt
 
 
-def plot_side_by_side(s: SideBySide, path: Path) -> None:
+def plot_side_by_side(rows: list[SideBySide], path: Path) -> None:
+    """One bar per run of ours (one per start when an invocation scored several), then the
+    reference harness and the bare loop, measured once beside them."""
     plt = _pyplot()
-    bars = [(f"selfcorrect ({s.isolation})", s.ours_wall_s), ("reference harness",
-                                                             s.reference_wall_s)]
+    s = rows[0]
+    bars = [(f"selfcorrect ({row.isolation}{', ' + row.start if len(rows) > 1 else ''})",
+             row.ours_wall_s, "#3b6ea8") for row in rows]
+    bars.append(("reference harness", s.reference_wall_s, "#999999"))
     if s.mode == "canonical":
-        bars.append(("bare container loop", s.bare_wall_s))
-    shown = [(name, value) for name, value in bars if value is not None]
-    figure, axis = plt.subplots(figsize=(7, 3.2))
-    axis.barh([n for n, _ in shown], [v for _, v in shown],
-              color=["#3b6ea8", "#999999", "#c98a3b"][: len(shown)])
-    for index, (_, value) in enumerate(shown):
+        bars.append(("bare container loop", s.bare_wall_s, "#c98a3b"))
+    shown = [(name, value, colour) for name, value, colour in bars if value is not None]
+    figure, axis = plt.subplots(figsize=(7, 2.4 + 0.4 * len(shown)))
+    axis.barh([n for n, _, _ in shown], [v for _, v, _ in shown],
+              color=[c for _, _, c in shown])
+    for index, (_, value, _) in enumerate(shown):
         axis.text(value, index, f" {value:.2f} s", va="center")
     axis.set_xlabel(f"wall time for {s.total} {'problems' if s.mode == 'canonical' else 'samples'}"
                     f" ({s.workers} workers, {s.runtime}), seconds")

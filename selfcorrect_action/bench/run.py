@@ -51,16 +51,24 @@ def run_bench(options: BenchOptions, *, command: Sequence[str], secrets: Sequenc
                        problems=problems, console=console, secrets=list(secrets),
                        run_settings=run_settings or RunSettings(runtime=options.runtime),
                        cancel=cancel or CancelToken())
-    runner: Callable[[BenchContext], str] = {
-        "canonical": run_canonical, "samples": run_samples, "mutants": run_mutants,
-        "cheats": run_cheats, "model": run_model,
+    runner: Callable[[BenchContext], list[str]] = {
+        "canonical": run_canonical, "samples": run_samples,
+        "mutants": lambda ctx: [run_mutants(ctx)], "cheats": lambda ctx: [run_cheats(ctx)],
+        "model": lambda ctx: [run_model(ctx)],
     }[options.mode]
-    key = runner(ctx)
-    rendered = render_run(options, store.run(key), _keys(options, problems, everything),
-                          shlex.join(command), options.out / slug(key))
-    (options.out / f"{slug(key)}.md").write_text(rendered.markdown, encoding="utf-8")
+    keys = runner(ctx)
+    items = _keys(options, problems, everything)
+    # One table for the invocation: a start-by-start table when it scored more than one.
+    name = slug(keys[0] if len(keys) == 1 else "+".join(keys))
+    if len(keys) == 1:
+        rendered = render_run(options, store.run(keys[0]), items, shlex.join(command),
+                              options.out / name)
+    else:
+        rendered = render_starts([store.run(key) for key in keys], items,
+                                 shlex.join(command), options.out / name)
+    (options.out / f"{name}.md").write_text(rendered.markdown, encoding="utf-8")
     print(rendered.markdown, end="")
-    console.print(f"wrote {options.out / RESULTS}, {options.out / (slug(key) + '.md')}"
+    console.print(f"wrote {options.out / RESULTS}, {options.out / (name + '.md')}"
                   + (f", {rendered.png}" if rendered.png else ""), markup=False)
     return 1 if summary.gate_failed(rendered.headline, options.gate) else 0
 
@@ -73,7 +81,7 @@ def render_run(options: BenchOptions, run: RunRecord, keys: list[str], command: 
     if options.mode in ("canonical", "samples"):
         s = summary.side_by_side(run, keys)
         markdown = render("reports/bench_side_by_side.md.j2", s=s, command=command)
-        headline, draw = s.headline, (lambda path: plot.plot_side_by_side(s, path))
+        headline, draw = s.headline, (lambda path: plot.plot_side_by_side([s], path))
     elif options.mode == "mutants":
         m = summary.mutation(run, keys)
         markdown = render("reports/bench_mutants.md.j2", m=m, command=command)
@@ -91,6 +99,20 @@ def render_run(options: BenchOptions, run: RunRecord, keys: list[str], command: 
     except ImportError:
         png = None  # matplotlib is in the bench extra; the table is written regardless
     return Rendered(markdown=markdown, headline=headline, png=png)
+
+
+def render_starts(runs: list[RunRecord], keys: list[str], command: str, stem: Path
+                  ) -> Rendered:
+    """Modes canonical and samples scored cold and warm in one invocation (`--start both`).
+    The headline (for --gate) is the lowest pass rate of the starts."""
+    starts = summary.starts(runs, keys)
+    markdown = render("reports/bench_starts.md.j2", t=starts, command=command)
+    png: Path | None = stem.parent / f"{stem.name}.png"
+    try:
+        plot.plot_side_by_side(starts.rows, stem.parent / f"{stem.name}.png")
+    except ImportError:
+        png = None
+    return Rendered(markdown=markdown, headline=starts.headline, png=png)
 
 
 def _keys(options: BenchOptions, problems: list[Problem], everything: list[Problem]

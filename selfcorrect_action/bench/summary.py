@@ -109,6 +109,40 @@ def side_by_side(run: RunRecord, keys: list[str]) -> SideBySide:
 
 
 @dataclass(frozen=True)
+class Starts:
+    """One invocation's runs of the same items, one per start (cold, then warm), each
+    beside the same reference harness and bare loops."""
+
+    rows: list[SideBySide]
+    # Items whose verdict (passed, category) is not the same in every start; an item one
+    # start has not scored yet (a resumed run) is left out.
+    differing: list[str]
+
+    @property
+    def first(self) -> SideBySide:
+        return self.rows[0]
+
+    @property
+    def warm_vs_cold(self) -> float | None:
+        by_start = {row.start: row.ours_wall_s for row in self.rows}
+        return ratio(by_start.get("warm"), by_start.get("cold"))
+
+    @property
+    def headline(self) -> float | None:
+        rates = [row.headline for row in self.rows]
+        return None if any(rate is None for rate in rates) else min(
+            rate for rate in rates if rate is not None)
+
+
+def starts(runs: list[RunRecord], keys: list[str]) -> Starts:
+    verdicts = [{key: (bool(record["passed"]), record.get("category"))
+                 for key, record in run.items.items()} for run in runs]
+    differing = [key for key in keys if all(key in v for v in verdicts)
+                 and len({v[key] for v in verdicts}) > 1]
+    return Starts(rows=[side_by_side(run, keys) for run in runs], differing=differing)
+
+
+@dataclass(frozen=True)
 class KindRow:
     kind: str
     problems: int

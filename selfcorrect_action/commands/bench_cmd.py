@@ -52,6 +52,10 @@ def bench_humaneval(given: Mapping[str, object], *, command: Sequence[str],
             "completion on this host with no sandbox",
             hint="pass --reference-on-host if you trust the samples, or --no-reference to "
             "score them in the sandbox only")
+    if options.start == "both" and (options.isolation != "strict"
+                                    or options.mode not in ("canonical", "samples")):
+        raise UsageError("--start both is for --isolation strict, in modes canonical and "
+                         "samples", hint="a batch has one start: its zygote")
     if options.replay is not None and not options.replay.is_dir():
         raise UsageError(f"--replay {options.replay}: not a folder of recordings",
                          hint="pass the recordings/<model> folder a model run wrote")

@@ -204,15 +204,26 @@ def test_the_frozen_tests_judge_the_same_with_a_warm_pytest_as_with_a_cold_one(
     the plain runner that judges these tests' passes (they need nothing of pytest's)."""
     samples = Path(__file__).parents[2] / "benchmarks" / "humaneval-samples-20.jsonl"
     verdicts = {}
-    for start, tests in (("cold", "auto"), ("warm", "auto"), ("warm", "pytest")):
+    for start, tests in (("both", "auto"), ("warm", "pytest")):
         out = tmp_path / f"{start}-{tests}"
         assert main(["bench", "humaneval", "--mode", "samples", "--samples", str(samples),
                      "--no-reference", "--start", start, "--tests", tests,
                      "--out", str(out)]) == 0
-        (key, run), = results(out).items()
-        assert f"/{start}/" in key and run["settings"]["start"] == start
-        assert run["settings"]["tests"] == tests and ("/pytest/" in key) == (tests == "pytest")
-        verdicts[start, tests] = {item: (record["passed"], record["category"])
-                                  for item, record in run["items"].items()}
+        runs = results(out)
+        assert len(runs) == (2 if start == "both" else 1)
+        for key, run in runs.items():
+            scored = run["settings"]["start"]
+            assert f"/{scored}/" in key and scored in (("cold", "warm") if start == "both"
+                                                       else (start,))
+            assert run["settings"]["tests"] == tests
+            assert ("/pytest/" in key) == (tests == "pytest")
+            verdicts[scored, tests] = {item: (record["passed"], record["category"])
+                                       for item, record in run["items"].items()}
     assert verdicts["warm", "auto"] == verdicts["cold", "auto"] == verdicts["warm", "pytest"]
     assert sum(passed for passed, _ in verdicts["warm", "auto"].values()) == 10
+    # Both starts in one table, with the verdicts compared.
+    (table,) = (tmp_path / "both-auto").glob("*.md")
+    text = table.read_text()
+    assert "cold and warm in one run" in text and "| selfcorrect (strict, cold) | 10/20 |" in text
+    assert "| selfcorrect (strict, warm) | 10/20 |" in text
+    assert "Every verdict and category is the same cold and warm." in text

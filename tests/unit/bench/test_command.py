@@ -23,6 +23,8 @@ from selfcorrect_action.runs.settings import RunSettings
      "--reference-on-host is for --mode samples, without --no-reference"),
     (["--history", "h"], "--history and --no-history are for --mode model"),
     (["--no-history"], "--history and --no-history are for --mode model"),
+    (["--start", "both", "--isolation", "batch"], "--start both is for --isolation strict"),
+    (["--start", "both", "--mode", "mutants"], "--start both is for --isolation strict"),
 ])
 def test_bad_usage_exits_2_with_the_reason(argv: list[str], says: str, tmp_path: Path,
                                            capsys: pytest.CaptureFixture[str]) -> None:

@@ -129,3 +129,39 @@ def test_every_mode_renders_its_table_and_plot(tmp_path) -> None:
     assert "| the loop | 100.0% (1/1) | 2.00 |" in model.markdown
     assert "The loop's attempts: 0, of which 0 (n/a) failed as `syntax`" in model.markdown
     assert "against a floor of 50.0%: passed" in model.markdown and model.headline == 100.0
+
+
+def _started(start: str, items: dict[str, Any], wall_s: float) -> RunRecord:
+    record = run(items, {"reference": {"wall_s": 1.0, "verdicts": {
+        key: {"passed": True, "result": "passed"} for key in items}},
+        "bare": {"wall_s": 2.0}, "bare_no_network": {"wall_s": 1.0}}, [(len(items), wall_s)])
+    return record.model_copy(update={"settings": {**record.settings, "start": start}})
+
+
+def test_cold_and_warm_of_one_invocation_share_a_table(tmp_path) -> None:
+    from selfcorrect_action.bench.run import render_starts
+
+    same = {"A": {"passed": True}, "B": {"passed": False, "category": "contract"}}
+    runs = [_started("cold", same, 4.0), _started("warm", same, 3.0)]
+    starts = summary.starts(runs, ["A", "B"])
+    assert [row.start for row in starts.rows] == ["cold", "warm"]
+    assert starts.differing == [] and starts.warm_vs_cold == 0.75 and starts.headline == 50.0
+    rendered = render_starts(runs, ["A", "B"], "cmd", tmp_path / "both")
+    text = rendered.markdown
+    assert "| selfcorrect (strict, cold) | 1/2 | 1/2 | 4.00 s | 0.5 | 4.00 x | 2.00 x | 4.00 x |" \
+        in text
+    assert "| selfcorrect (strict, warm) | 1/2 | 1/2 | 3.00 s | 0.7 | 3.00 x | 1.50 x | 3.00 x |" \
+        in text
+    assert "Warm / cold: 0.75 x" in text and "is the same cold and warm" in text
+    assert rendered.png is not None and rendered.png.stat().st_size > 1000
+
+
+def test_a_verdict_that_differs_between_starts_is_named() -> None:
+    cold = _started("cold", {"A": {"passed": True}, "B": {"passed": True}}, 4.0)
+    # B failed warm; C was not scored cold (a resumed run): only B is named.
+    warm = _started("warm", {"A": {"passed": True},
+                             "B": {"passed": False, "category": "runtime"},
+                             "C": {"passed": True}}, 3.0)
+    starts = summary.starts([cold, warm], ["A", "B", "C"])
+    assert starts.differing == ["B"]
+    assert starts.rows[0].ours_wall_s is None  # two of the three scored: not comparable
