@@ -227,3 +227,30 @@ def test_the_frozen_tests_judge_the_same_with_a_warm_pytest_as_with_a_cold_one(
     assert "cold and warm in one run" in text and "| selfcorrect (strict, cold) | 10/20 |" in text
     assert "| selfcorrect (strict, warm) | 10/20 |" in text
     assert "Every verdict and category is the same cold and warm." in text
+
+
+def test_all_164_canonical_solutions_pass_the_same_cold_and_warm(tmp_path: Path) -> None:
+    """Issue 20: the verdicts of the 164 canonical solutions are identical cold and warm (one
+    invocation, `--start both`, beside the reference harness), and in a batch. As samples,
+    so that no bare container loop is measured: this checks verdicts, not speed."""
+    samples = tmp_path / "canonical.jsonl"
+    samples.write_text("".join(json.dumps({"task_id": p.task_id,
+                                           "completion": p.canonical_solution}) + "\n"
+                               for p in load_problems()))
+    common = ["bench", "humaneval", "--mode", "samples", "--samples", str(samples)]
+    assert main([*common, "--start", "both", "--reference-on-host",
+                 "--out", str(tmp_path / "strict")]) == 0
+    assert main([*common, "--isolation", "batch", "--no-reference",
+                 "--out", str(tmp_path / "batch")]) == 0
+    runs = {**results(tmp_path / "strict"), **results(tmp_path / "batch")}
+    assert sorted(run["settings"].get("start") + "/" + run["settings"]["isolation"]
+                  for run in runs.values()) == ["cold/strict", "warm/batch", "warm/strict"]
+    for key, run in runs.items():
+        assert len(run["items"]) == 164, key
+        failed = {item: r for item, r in run["items"].items() if not r["passed"]}
+        assert failed == {}, key
+    (table,) = (tmp_path / "strict").glob("*.md")
+    text = table.read_text()
+    assert "| selfcorrect (strict, cold) | 164/164 | 164/164 |" in text
+    assert "| selfcorrect (strict, warm) | 164/164 | 164/164 |" in text
+    assert "Every verdict and category is the same cold and warm." in text
