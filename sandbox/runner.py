@@ -1521,15 +1521,10 @@ def _warm_plain() -> None:
     once here: a batch whose tests all need nothing of pytest's leaves pytest out."""
     sys.path.insert(0, BOUNDARY_DIR)
     try:
-        from selfcorrect_boundary import plain  # noqa: F401
+        from selfcorrect_boundary import plain
     finally:
         sys.path.remove(BOUNDARY_DIR)
-    import datetime  # noqa: F401
-    import importlib  # noqa: F401
-    import json  # noqa: F401
-    import types  # noqa: F401
-    import warnings  # noqa: F401
-    import xml.etree.ElementTree  # noqa: F401
+    plain.preload()
 
 
 def _preload_modules(sources: dict) -> None:

@@ -107,11 +107,11 @@ def render_starts(runs: list[RunRecord], keys: list[str], command: str, stem: Pa
     The headline (for --gate) is the lowest pass rate of the starts."""
     starts = summary.starts(runs, keys)
     markdown = render("reports/bench_starts.md.j2", t=starts, command=command)
-    png: Path | None = stem.parent / f"{stem.name}.png"
+    png = stem.parent / f"{stem.name}.png"
     try:
-        plot.plot_side_by_side(starts.rows, stem.parent / f"{stem.name}.png")
+        plot.plot_side_by_side(starts.rows, png)
     except ImportError:
-        png = None
+        return Rendered(markdown=markdown, headline=starts.headline, png=None)
     return Rendered(markdown=markdown, headline=starts.headline, png=png)
 
 

@@ -63,6 +63,17 @@ class Options:
         self.rootdir, self.junit, self.files = rootdir, junit, files
 
 
+def preload() -> None:
+    """Import what a plain run imports only when it runs (kept lazy for the tests' own
+    start), for a parent that forks many runs (a batch's zygote)."""
+    import datetime  # noqa: F401
+    import importlib  # noqa: F401
+    import json  # noqa: F401
+    import types  # noqa: F401
+    import warnings  # noqa: F401
+    import xml.etree.ElementTree  # noqa: F401
+
+
 def parse(args: list[str]) -> Options | None:
     """The options of selfcorrect's own launcher arguments (evaluation/junit.py's
     boundary_pytest_argv); None for any argument list of another shape."""
