@@ -196,12 +196,9 @@ def _encode_tz(tz: Any, dt: ModuleType, moment: object = None) -> object:
         return None
     if isinstance(tz, dt.timezone):
         return _offset(tz.utcoffset(None))
-    key = getattr(tz, "key", None)
-    if type(tz).__module__ == "zoneinfo" and isinstance(key, str):
-        return {"zi": key}
-    zone = getattr(tz, "zone", None)  # pytz, which pandas uses
-    if isinstance(zone, str):
-        return {"zi": zone}
+    name = _zone_name(tz)
+    if name is not None:
+        return {"zi": _known_zone(name)}
     if moment is not None:
         # Another library's zone (dateutil): the offset it gives this moment, which keeps
         # the instant and compares equal.
@@ -267,10 +264,30 @@ def _offset(offset: datetime.timedelta) -> dict:
     return {"off": [offset.days * 86400 + offset.seconds, offset.microseconds]}
 
 
-def _tz_key(tz: object) -> str:
-    key = getattr(tz, "key", None) or getattr(tz, "zone", None)
-    if isinstance(key, str):
+def _zone_name(tz: object) -> str | None:
+    """The name a zoneinfo zone or a pytz zone (which pandas uses) goes by; None for other
+    zones, which have none the other side could look up."""
+    key = getattr(tz, "key", None)
+    if type(tz).__module__ == "zoneinfo" and isinstance(key, str):
         return key
+    zone = getattr(tz, "zone", None)
+    return zone if isinstance(zone, str) else None
+
+
+def _known_zone(name: str) -> str:
+    """`name`, if the other side's decoder accepts it (`_zone_key`): a zone read from a file
+    (`ZoneInfo.from_file`, a custom pytz zone) can carry any name, and is refused here with
+    a message rather than sent to be refused there as a broken reply."""
+    if name not in _zone_names():
+        raise NotPlainData(f"a time zone named {name[:80]!r} cannot cross: only the zone "
+                           "database's names (zoneinfo.available_timezones()) and UTC can")
+    return name
+
+
+def _tz_key(tz: object) -> str:
+    name = _zone_name(tz)
+    if name is not None:
+        return _known_zone(name)
     dt = sys.modules["datetime"]
     if isinstance(tz, dt.timezone) and tz.utcoffset(None) == dt.timedelta(0):
         return "UTC"
@@ -513,11 +530,30 @@ def _decode_tz(body: object) -> datetime.tzinfo | None:
 
 
 def _zone_key(value: object) -> str:
+    """A zone name from the wire, which pandas or zoneinfo will look up: only a name of the
+    zone database, or UTC. pandas hands "dateutil/..." names to dateutil, which opens any
+    path it is given (":/etc/passwd"), so a name the tests' side looked up could tell the
+    candidate whether a file exists (issue 34). Fixed offsets cross as {"off": ...} (a
+    datetime's zone) or as the database's Etc/GMT±N names, never as a name to parse."""
     key = _text(value)
-    # A key is a path under the zone database: nothing that could name another file.
-    if not key or len(key) > 64 or key.startswith("/") or ".." in key or "\x00" in key:
-        raise ValueError("a time zone name")
+    if key not in _zone_names():
+        raise ValueError(f"{key[:80]!r} is not a time zone name of the zone database")
     return key
+
+
+_zone_database: frozenset[str] | None = None
+
+
+def _zone_names() -> frozenset[str]:
+    """The zone database's names and UTC, read on the first named zone either way: reading
+    them opens each of the database's ~600 files, which costs under gVisor, so a value
+    without a named zone never pays for it."""
+    global _zone_database
+    if _zone_database is None:
+        import zoneinfo
+
+        _zone_database = frozenset(zoneinfo.available_timezones()) | {"UTC"}
+    return _zone_database
 
 
 def _plain_dtype(np: ModuleType, text: object) -> Any:

@@ -1,7 +1,9 @@
 """The boundary's codec and the tests' side of it (sandbox/boundary/selfcorrect_boundary/),
 in this process: what crosses as itself, and what the tests' side refuses to build from a
 reply, whatever the candidate's process wrote. (numpy and pandas round trips run in the
-sandbox image, which has them: tests/integration/test_boundary_crossing.py.)"""
+sandbox image, which has them: tests/integration/test_boundary_crossing.py. The time-zone
+tests below use pandas where the development environment has it, and skip its cases
+where it does not; tests/security/test_boundary.py runs them against the image's.)"""
 
 from __future__ import annotations
 
@@ -9,11 +11,15 @@ import collections
 import datetime
 import decimal
 import fractions
+import importlib.util
 import math
 import pathlib
+import shutil
 import socket
 import sys
+import tempfile
 import uuid
+import zoneinfo
 from collections.abc import Iterator
 from pathlib import Path
 from types import ModuleType
@@ -108,6 +114,149 @@ class _OddZone(datetime.tzinfo):
 
     def tzname(self, moment: object) -> None:
         return None
+
+
+# A zone name the tests' side looks up (issue 34): pandas hands "dateutil/..." names to
+# dateutil, which opens the path after "dateutil/" or "dateutil/:", so a name that was looked
+# up told the candidate whether a file the tests' uid can read exists. "{zone}" is a real
+# zone file outside the database, which such a name made the tests' process load.
+FORGED_ZONES = ["dateutil/:{zone}", "dateutil/{zone}", "dateutil/:/etc/passwd",
+                "dateutil/:/nonexistent", "dateutil//x", "Europe/Paris\x00", "Not/AZone",
+                "posix/Europe/Paris", "../zoneinfo/UTC"]
+DATABASE_ZONES = ["Europe/Paris", "UTC", "Etc/GMT-2"]  # Etc/GMT-2: a fixed offset, +02:00
+NOON_UTC = datetime.datetime(2024, 6, 1, 12, tzinfo=datetime.UTC)
+
+
+class _OpenWatch:
+    """The opens of one path by this process, seen by an audit hook: it sees every open,
+    dateutil's included. A hook lasts as long as the process, so one is added, on first
+    use, and is idle whenever no path is watched."""
+
+    def __init__(self) -> None:
+        self.path = ""
+        self.seen: list[str] = []
+        self.installed = False
+
+    def __call__(self, event: str, args: tuple[Any, ...]) -> None:
+        if event == "open" and self.path and str(args[0]) == self.path:
+            self.seen.append(self.path)
+
+    def start(self, path: Path) -> None:
+        if not self.installed:
+            sys.addaudithook(self)
+            self.installed = True
+        self.path, self.seen = str(path), []
+
+    def stop(self) -> list[str]:
+        self.path = ""
+        return self.seen
+
+
+_OPENS = _OpenWatch()
+
+
+@pytest.fixture
+def zone_file() -> Iterator[Path]:
+    """A copy of a real zone file, outside the database, at a path as short as an attacker
+    would pick (the old check refused names of more than 64 characters; tmp_path's are)."""
+    source = next(Path(root, "Europe", "Paris") for root in zoneinfo.TZPATH
+                  if Path(root, "Europe", "Paris").is_file())
+    with tempfile.TemporaryDirectory(prefix="z") as folder:
+        shutil.copyfile(source, Path(folder, "zone"))
+        yield Path(folder, "zone")
+
+
+@pytest.fixture
+def unopened_zone_file(zone_file: Path) -> Iterator[Path]:
+    """`zone_file`, asserted afterwards never to have been opened by this process."""
+    _OPENS.start(zone_file)
+    try:
+        yield zone_file
+    finally:
+        opened = _OPENS.stop()
+    assert opened == [], f"the tests' side opened {opened}"
+
+
+def _zone_wire(codec: ModuleType, shape: str, name: object) -> object:
+    """NOON_UTC in a zone called `name`, as the candidate's process could write it."""
+    nanos = int(NOON_UTC.timestamp()) * 10**9
+    if shape == "zi":  # a datetime's wall time, in its zone (+02:00 for the forged ones)
+        known = name if name in DATABASE_ZONES else "Europe/Paris"
+        wall = NOON_UTC.astimezone(zoneinfo.ZoneInfo(str(known))).replace(tzinfo=None)
+        return {"dt": [wall.isoformat(), {"zi": name}]}
+    pytest.importorskip("pandas")
+    if shape == "pdts":
+        return {"pdts": [nanos, name]}
+    import numpy as np
+
+    values = codec.encode(np.array([nanos], dtype="<i8"), codec.Peer())
+    return {"pds": [None, ["datetime64tz", [name, values]], ["range", [0, 1, 1], None]]}
+
+
+def _zone_and_instant(value: Any) -> tuple[str, datetime.datetime]:
+    if isinstance(value, datetime.datetime):  # pandas' Timestamp too
+        return str(value.tzinfo), value
+    return str(value.dt.tz), value.iloc[0]
+
+
+@pytest.mark.parametrize("shape", ["zi", "pdts", "datetime64tz"])
+def test_the_tests_side_looks_up_only_the_zone_databases_names(
+        boundary: dict[str, ModuleType], unopened_zone_file: Path, shape: str) -> None:
+    """A datetime's zone (zi), a pandas Timestamp's (pdts) and a tz-aware column's: a name
+    of the zone database (fixed offsets among them: Etc/GMT-2) or UTC, and nothing else,
+    refused before anything looks it up."""
+    codec, errors = boundary["codec"], boundary["errors"]
+    for name in DATABASE_ZONES:
+        back = codec.decode(_zone_wire(codec, shape, name), codec.Peer())
+        assert _zone_and_instant(back) == (name, NOON_UTC)
+    for forged in FORGED_ZONES:
+        name = forged.format(zone=unopened_zone_file)
+        with pytest.raises(errors.ProtocolBroken,
+                           match="is not a time zone name of the zone database"):
+            codec.decode(_zone_wire(codec, shape, name), codec.Peer())
+    fixed = {"dt": ["2024-06-01T17:30:00", {"off": [19800, 0]}]}
+    assert codec.decode(fixed, codec.Peer()) == NOON_UTC
+
+
+class _NamedZone(datetime.tzinfo):
+    """A zone that names itself as pytz's do (`zone`), with any name: pytz builds such
+    classes from any zone file (pytz.tzfile.build_tzinfo)."""
+
+    def __init__(self, name: str) -> None:
+        self.zone = name
+
+    def utcoffset(self, moment: object) -> datetime.timedelta:
+        return datetime.timedelta(hours=2)
+
+    def dst(self, moment: object) -> datetime.timedelta:
+        return datetime.timedelta(0)
+
+    def tzname(self, moment: object) -> str:
+        return self.zone
+
+
+def test_a_zone_named_outside_the_database_is_refused_before_it_is_sent(
+        boundary: dict[str, ModuleType], zone_file: Path) -> None:
+    """The encoder sends only names the decoder accepts: a zone read from a file can carry
+    any name, and would otherwise reach the other side as a broken reply."""
+    codec, errors = boundary["codec"], boundary["errors"]
+    with zone_file.open("rb") as handle:
+        from_file = zoneinfo.ZoneInfo.from_file(handle, key="Not/AZone")
+    odd: list[object] = [datetime.datetime(2024, 6, 1, tzinfo=from_file),
+                         datetime.time(12, tzinfo=from_file),
+                         datetime.datetime(2024, 6, 1, tzinfo=_NamedZone("dateutil//x"))]
+    if importlib.util.find_spec("pandas") is not None:
+        import pandas as pd
+
+        odd += [pd.Timestamp("2024-06-01", tz=from_file),
+                pd.Series(pd.date_range("2024-06-01", periods=2, tz=from_file, unit="ns"))]
+    for value in odd:
+        with pytest.raises(errors.NotPlainData, match=r"a time zone named .+ cannot cross"):
+            codec.encode(value, codec.Peer())
+    for name in DATABASE_ZONES:
+        moment = datetime.datetime(2024, 6, 1, 12, tzinfo=zoneinfo.ZoneInfo(name))
+        back = round_trip(codec, moment)
+        assert back == moment and back.tzinfo is moment.tzinfo
 
 
 @pytest.mark.parametrize("data", [
