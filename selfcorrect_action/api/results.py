@@ -18,7 +18,7 @@ from selfcorrect_action.sandbox.egress.records import NetworkLog
 from selfcorrect_action.sandbox.models import ArtifactRecord, ExecutionResult
 from selfcorrect_action.taxonomy import Category, Check, Layer, Verdict
 
-RunStatus = Literal["passed", "exhausted", "stopped", "error"]
+RunStatus = Literal["passed", "exhausted", "stopped", "cancelled", "error"]
 # The keys `selfcorrect run --json` prints (the CLI leaves out the code and the summary).
 RUN_JSON_KEYS = ("status", "stop_reason", "attempts", "tokens", "cost_usd", "replayed",
                  "output", "run_json", "audit", "stale", "cautions", "run_id", "history")
@@ -33,12 +33,13 @@ class RunResult(_Result):
 
     run_id: str
     status: RunStatus = Field(description="passed, exhausted (a budget ran out), stopped (no "
-                              "progress) or error (infrastructure, or interrupted)")
+                              "progress), cancelled (a cancel, SIGINT or SIGTERM stopped it: "
+                              "interrupted_by says which) or error (infrastructure)")
     stop_reason: str
     exit_code: int = Field(description="what `selfcorrect run` exits with: 0 passed, 1 failed, "
-                           "2 bad input, 3 infrastructure, 130 cancelled")
+                           "2 bad input, 3 infrastructure, 130 cancelled (143 by SIGTERM)")
     interrupted_by: str | None = Field(default=None, description="'cancelled', 'SIGINT' or "
-                                       "'SIGTERM' when the run was stopped early")
+                                       "'SIGTERM' when the run's status is cancelled")
     attempts: int
     tokens: int
     cost_usd: float | None = Field(description="None when a model's price is unknown")

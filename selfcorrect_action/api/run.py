@@ -71,8 +71,8 @@ def run_prepared(prepared: PreparedTask, *, out_dir: Path,
     """Run it, its reports and (if it passed) its script written to `out_dir`; a repair's
     diff and changed files there too, or with `apply` its changed files into the
     repository (refused, into `out_dir` instead, where work there changed meanwhile). A
-    cancel ends it at once, the reports written, with `interrupted_by="cancelled"` (exit
-    code 130) in the result rather than raised."""
+    cancel ends it at once, the reports written, with status `cancelled` and
+    `interrupted_by="cancelled"` (exit code 130) in the result rather than raised."""
     environ = os.environ if environ is None else environ
     # A credential's value is redacted wherever it is shown, whatever its variable's name.
     secrets = [*secrets_from_env(environ),

@@ -127,9 +127,10 @@ def stopped_by(state: RunState, exc: SelfcorrectError | KeyboardInterrupt) -> Ru
         # everything else that stops a run from outside it is infrastructure (3).
         return evolve(end_run(state, Status.ERROR, str(exc)),
                       {"error_exit_code": 2 if exc.exit_code == 2 else 3})
-    # The caller writes the reports, then exits 130 or 143: tokens spent are not lost.
+    # Cancelled, not failed: the caller writes the reports, then exits 130 or 143, so the
+    # tokens spent are not lost.
     interruption = interrupted_by(exc)
     return evolve(end_run(
-        state, Status.ERROR,
+        state, Status.CANCELLED,
         f"interrupted by {interruption.described}: the attempts so far are kept in "
         "this report"), {"interrupted_by": interruption.signal_name})

@@ -42,7 +42,10 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 # `rejected`); older runs drew once (0).
 # 7: the spec's `tests_runner` (issue 20): `auto` judges a pass of tests that need nothing of
 # pytest's without it; older runs ran pytest every time (`pytest`).
-SCHEMA_VERSION = 7
+# 8: status `cancelled` (issue 34): a run stopped from outside before it ended (a person's or
+# a client's cancel, SIGINT, SIGTERM), `interrupted_by` saying which. Such runs were status
+# `error` before; report/run_json.py reads an older `error` with `interrupted_by` set as one.
+SCHEMA_VERSION = 8
 
 
 class Status(StrEnum):
@@ -50,6 +53,11 @@ class Status(StrEnum):
     PASSED = "passed"
     EXHAUSTED = "exhausted"  # a retry, token or cost budget ran out
     STOPPED = "stopped"  # no progress (or a cycle) even after escalating, or no usable answer
+    # Stopped from outside before it ended: a cancel (MCP, API), SIGINT or SIGTERM; which
+    # one is `interrupted_by`. Not a failure: the attempts so far are kept, and a run with
+    # checkpoints can go on (issue 34: one status for all three, as GitHub's check runs
+    # have `cancelled` and MLflow KILLED, since a reader acts on each the same way).
+    CANCELLED = "cancelled"
     ERROR = "error"  # infrastructure: sandbox, LLM API, a bug
 
 
@@ -232,8 +240,9 @@ class RunState(BaseModel):
     status: Status = Status.RUNNING
     stop_reason: str = ""
     guidance: str = ""  # extra guidance from a `/selfcorrect retry` comment or --guidance
-    # The signal that ended the run early ("SIGINT", "SIGTERM"), None when none did. Added
-    # after schema 1 shipped; optional, so older run.json files still read.
+    # What cancelled the run ("cancelled" for a caller's cancel, "SIGINT", "SIGTERM"): set
+    # with status cancelled, None otherwise. Added after schema 1 shipped; optional, so older
+    # run.json files still read.
     interrupted_by: str | None = None
     # For status error: the exit code of the error that ended the run, as the CLI reports
     # such errors up front (2: a replay that does not fit the run; 3: infrastructure).

@@ -42,7 +42,7 @@ class RunProgress(_Model):
     task: str = Field(description="what was run: a spec's source, or the prompt's first line")
     phase: Literal["queued", "running", "finished", "cancelled"] = Field(
         description="cancelled: stopped before it started (a run stopped while running "
-        "finishes, its result saying interrupted_by='cancelled')")
+        "finishes, its result's status cancelled, interrupted_by 'cancelled')")
     waiting_before: int | None = Field(default=None,
                                        description="runs queued before it, while queued")
     folder: str = Field(description="where its run.json, AUDIT.md and script are written")
@@ -57,8 +57,9 @@ class RunSummary(_Model):
     """One run under the root's output folder, from its run.json."""
 
     run_id: str
-    status: str = Field(description="passed, exhausted, stopped, error; or queued, running "
-                        "for a run of this server that has no run.json yet")
+    status: str = Field(description="passed, exhausted, stopped, cancelled, error; or "
+                        "queued, running (or cancelled before it started) for a run of this "
+                        "server that has no run.json yet")
     task: str
     started_at: str | None = None
     finished_at: str | None = None

@@ -214,7 +214,8 @@ def _add_run_tools(server: MCPServer[Any], tools: Tools, answers: Answers) -> No
 
     async def cancel_run(run_id: RunId) -> Annotated[CallToolResult, RunProgress]:
         """Stop a run: a queued one never starts; a running one stops at once, its script's
-        container killed and removed, its reports written (interrupted_by='cancelled')."""
+        container killed and removed, its reports written (status cancelled,
+        interrupted_by 'cancelled')."""
         return await answers.answer(lambda: tools.cancel_run(run_id))
 
     for tool, hints in (

@@ -25,9 +25,10 @@ from pydantic import BaseModel
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.state import RunState, Status
 
-# A run that ended with one of these can go on from its last finished step (an error or a
-# signal stopped it from outside: its checkpoints stay); any other end removes them.
-RESUMABLE = frozenset({Status.RUNNING, Status.ERROR})
+# A run that ended with one of these can go on from its last finished step (a cancel, a
+# signal or an error stopped it from outside: its checkpoints stay); any other end removes
+# them.
+RESUMABLE = frozenset({Status.RUNNING, Status.CANCELLED, Status.ERROR})
 FINDING_RUN_IDS = ("the run id is in the `checkpoints:` line the run printed when it "
                    "started, and in `selfcorrect history`")
 

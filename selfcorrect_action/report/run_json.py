@@ -67,7 +67,7 @@ def load_run_json(text: str) -> RunState:
         raise RunJsonError(problem) from exc
 
 
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, SCHEMA_VERSION)
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, SCHEMA_VERSION)
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:
@@ -87,7 +87,17 @@ def upgraded(data: dict[str, Any]) -> dict[str, Any]:
         if isinstance(spec, dict):
             # Before version 7 every test run was pytest's: a resumed run goes on that way.
             data = {**data, "spec": {**spec, "tests_runner": spec.get("tests_runner", "pytest")}}
+    if data.get("schema_version") in (2, 3, 4, 5, 6, 7):
+        data = _cancelled_as_such(data)
     return {**data, "schema_version": SCHEMA_VERSION}
+
+
+def _cancelled_as_such(data: dict[str, Any]) -> dict[str, Any]:
+    """Before version 8 a cancelled run (SIGINT, SIGTERM, a caller's cancel) ended as
+    `error`, only its `interrupted_by` telling it from an infrastructure failure."""
+    if data.get("status") == "error" and data.get("interrupted_by"):
+        return {**data, "status": "cancelled"}
+    return data
 
 
 def redacted_state(state: RunState, *, secrets: Sequence[str], shapes: bool = True

@@ -33,6 +33,8 @@ STATUS_WORDS = {
     Status.PASSED: "passed",
     Status.EXHAUSTED: "failed: budget exhausted",
     Status.STOPPED: "failed: stopped",
+    # Neither failed nor an error: stopped from outside (issue 34), its attempts kept.
+    Status.CANCELLED: "cancelled: stopped before it ended",
     Status.ERROR: "error: the run could not continue",
     Status.RUNNING: "unfinished",
 }

@@ -51,12 +51,13 @@ class Tracking:
             self._say("mlflow", f"this run is not in MLflow: {exc}")
 
 
+MLFLOW_STATUSES = {Status.CANCELLED: "KILLED", Status.ERROR: "FAILED"}
+
+
 def mlflow_status(state: RunState) -> str:
     """A run that ended on its own finished, whether its task passed or not (`passed` says
-    which); one stopped by a signal was killed; one stopped by its infrastructure failed."""
-    if state.status is not Status.ERROR:
-        return "FINISHED"
-    return "KILLED" if state.interrupted_by else "FAILED"
+    which); a cancelled one was killed; one stopped by its infrastructure failed."""
+    return MLFLOW_STATUSES.get(state.status, "FINISHED")
 
 
 @contextlib.contextmanager

@@ -262,12 +262,14 @@ def test_the_same_unusable_answer_twice_is_a_cycle(tmp_path: Path) -> None:
 
 
 def test_an_interrupt_keeps_the_attempts_made(tmp_path: Path) -> None:
+    """Cancelled, not an error (issue 34): nothing failed, the run was stopped."""
     def interrupted(candidate: str) -> ExecutionResult:
         raise KeyboardInterrupt
 
     llm = ScriptedLLM([PLAN, ("generate", code("print(1)"))])
     final = run_loop(state(), deps(llm, CannedSandbox(interrupted), tmp_path))
-    assert final.status is Status.ERROR and final.stop_reason.startswith("interrupted")
+    assert final.status is Status.CANCELLED and final.stop_reason.startswith("interrupted")
+    assert final.interrupted_by == "SIGINT" and final.error_exit_code is None
     assert len(final.attempts) == 1 and final.usage.llm_calls == 2
 
 

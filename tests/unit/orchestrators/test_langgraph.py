@@ -110,7 +110,7 @@ def test_an_interrupted_run_resumes_from_its_last_step_to_the_same_end(tmp_path:
                                      on_state=cancel_after_attempt_1,
                                      check_cancelled=token.check),
                        drive=GraphOrchestrator(checkpoints))
-    assert stopped.status is Status.ERROR and stopped.interrupted_by == "cancelled"
+    assert stopped.status is Status.CANCELLED and stopped.interrupted_by == "cancelled"
 
     saved = resumable(checkpoints, "r", state())
     assert len(saved.attempts) == 1 and saved.status is Status.RUNNING

@@ -406,3 +406,14 @@ def error_run() -> RunState:
     return finish(
         state, Status.ERROR, "the model API kept failing: 503 Service Unavailable after 4 tries"
     )
+
+
+def cancelled_run() -> RunState:
+    """CI cancelled the job (SIGTERM) after one runtime failure: the attempt made is kept."""
+    state = base_state()
+    crash = result(exit_code=1, stderr=KEYERROR_TRACEBACK)
+    state = add_attempt(state, KEYERROR_CODE, crash, strategy=Strategy.INITIAL,
+                        reason="first attempt")
+    state = finish(state, Status.CANCELLED,
+                   "interrupted by SIGTERM: the attempts so far are kept in this report")
+    return state.model_copy(update={"interrupted_by": "SIGTERM"})

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from selfcorrect_action.errors import UsageError
-from selfcorrect_action.loop.state import SCHEMA_VERSION
+from selfcorrect_action.loop.state import SCHEMA_VERSION, Status
 from selfcorrect_action.report import RunJsonError, load_run_json, run_json
 from selfcorrect_action.report.audit import audit_markdown
 from selfcorrect_action.report.run_json import redacted_state
@@ -19,6 +19,8 @@ from .runs import (
     GITHUB_TOKEN,
     OPENAI_KEY,
     SECRETS,
+    cancelled_run,
+    error_run,
     exhausted_run,
     passing_run,
     stopped_run,
@@ -121,7 +123,7 @@ def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "shown"), [(8, "8"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
+    ("version", "shown"), [(9, "9"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
 )
 def test_an_unknown_schema_version_is_refused_clearly(
     tmp_path: Path, version: object, shown: str
@@ -135,7 +137,7 @@ def test_an_unknown_schema_version_is_refused_clearly(
     assert isinstance(caught.value, UsageError)
     assert caught.value.message == (
         f"run.json has schema version {shown}; this selfcorrect reads versions 1, 2, 3, 4, "
-        f"5, 6, {SCHEMA_VERSION}"
+        f"5, 6, 7, {SCHEMA_VERSION}"
     )
     assert caught.value.hint is not None and "re-run the task" in caught.value.hint
 
@@ -150,7 +152,7 @@ def test_a_version_1_run_is_read_as_one_whose_tests_shared_the_candidates_proces
 
     state = load_run_json(json.dumps(data))
 
-    assert state.schema_version == SCHEMA_VERSION == 7
+    assert state.schema_version == SCHEMA_VERSION == 8
     assert state.spec.isolation == "in-process"
     fresh = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
     assert fresh["schema_version"] == SCHEMA_VERSION and fresh["spec"]["isolation"] == "process"
@@ -269,6 +271,24 @@ def test_a_version_6_run_reads_as_one_whose_tests_always_ran_under_pytest(
     assert state.schema_version == SCHEMA_VERSION and state.spec.tests_runner == "pytest"
     data["schema_version"] = 1
     assert load_run_json(json.dumps(data)).spec.tests_runner == "pytest"
+
+
+def test_a_version_7_run_that_was_interrupted_reads_as_cancelled(tmp_path: Path) -> None:
+    """Before version 8 (issue 34) a cancel, SIGINT or SIGTERM ended a run as `error`, only
+    `interrupted_by` telling it apart: such a run reads as the cancelled run it was, and an
+    infrastructure error stays one."""
+    data = json.loads(run_json(cancelled_run(), secrets=SECRETS))
+    assert (data["schema_version"], data["status"]) == (SCHEMA_VERSION, "cancelled")
+    assert load_run_json(json.dumps(data)) == redacted_state(cancelled_run(), secrets=SECRETS)
+    for version in (7, 2, 1):
+        old = {**data, "schema_version": version, "status": "error"}
+
+        state = load_run_json(json.dumps(old))
+
+        assert (state.status, state.interrupted_by) == (Status.CANCELLED, "SIGTERM"), version
+        failed = json.loads(run_json(error_run(), secrets=SECRETS))
+        assert load_run_json(json.dumps({**failed, "schema_version": version})).status is \
+            Status.ERROR
 
 
 def test_the_recorded_version_1_runs_still_read(tmp_path: Path) -> None:

@@ -66,6 +66,7 @@ def test_an_interrupted_langgraph_run_resumes_through_the_pipeline(tmp_path: Pat
         connections=Connections(engine=says("goodbye\n")))
     run_id = first.state.run_id
     assert first.state.interrupted_by == "cancelled" and len(first.state.attempts) == 1
+    assert first.state.status is Status.CANCELLED and first.exit_code == 130
     assert first.state.orchestrator == "langgraph"
     (said,) = [message for step, message in events if step == "graph"]
     assert f"run {run_id}:" in said and str(tmp_path / "checkpoints.sqlite") in said

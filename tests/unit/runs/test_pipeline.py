@@ -22,6 +22,7 @@ from selfcorrect_action.loop.state import Status
 from selfcorrect_action.report import load_run_json
 from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
+from selfcorrect_action.runs.outcome import exit_code
 from selfcorrect_action.runs.pipeline import Connections, Finished
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
@@ -121,7 +122,7 @@ def test_a_cancel_ends_the_run_at_the_next_step_and_nothing_is_published(
     assert published == [] and outcome.published is None
     assert outcome.interruption is not None and outcome.exit_code == 130
     state = load_run_json((tmp_path / "out" / "run.json").read_text())
-    assert state.status is Status.ERROR and state.interrupted_by == "cancelled"
+    assert state.status is Status.CANCELLED and state.interrupted_by == "cancelled"
     assert state.stop_reason.startswith("interrupted by a cancel request")
     assert len(state.attempts) == 1, "no repair was generated after the cancel"
     with pytest.raises(Interrupted) as raised:
@@ -169,8 +170,9 @@ def test_sigterm_mid_run_is_recorded_and_raised_after_the_reports(tmp_path: Path
                                reports_dir=tmp_path / "out", publish=lambda done: "no",
                                connections=Connections(engine=engine))
     assert outcome.published is None and outcome.exit_code == 143
-    assert load_run_json((tmp_path / "out" / "run.json").read_text()).interrupted_by == \
-        "SIGTERM"
+    state = load_run_json((tmp_path / "out" / "run.json").read_text())
+    assert (state.status, state.interrupted_by) == (Status.CANCELLED, "SIGTERM")
+    assert exit_code(state) == 143, "what the run.json says it exits with"
     assert engine.containers == {}
 
 

@@ -99,7 +99,7 @@ def test_an_interrupted_run_is_recorded_as_it_ended(tmp_path: Path) -> None:
     with HistoryStore(tmp_path / "history", create=False) as store:
         (entry,) = store.entries()
         assert store.artifacts(entry.run_id) != ()
-    assert (entry.status, entry.attempts, entry.location) == ("error", 1, "")
+    assert (entry.status, entry.attempts, entry.location) == ("cancelled", 1, "")
 
 
 def test_no_history_records_nothing(tmp_path: Path) -> None:

@@ -80,7 +80,7 @@ def test_a_cancel_kills_the_running_script_and_removes_its_container(tmp_path: P
     assert len(ran) == 1 and ran[0].killed
     assert engine.containers == {}, "every container was removed"
     state = load_run_json((tmp_path / "out" / "run.json").read_text())
-    assert state.status is Status.ERROR and state.interrupted_by == "cancelled"
+    assert state.status is Status.CANCELLED and state.interrupted_by == "cancelled"
     # The killed execution is not judged: what a killed script left says nothing about it.
     assert [attempt.execution for attempt in state.attempts] == [None]
 

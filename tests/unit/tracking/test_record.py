@@ -68,5 +68,5 @@ def test_an_mlflow_run_ends_finished_killed_or_failed(tmp_path: Path) -> None:
     assert mlflow_status(final) == "FINISHED"
     assert mlflow_status(evolve(final, {"status": Status.STOPPED})) == "FINISHED"
     assert mlflow_status(evolve(final, {"status": Status.ERROR})) == "FAILED"
-    assert mlflow_status(evolve(final, {"status": Status.ERROR,
+    assert mlflow_status(evolve(final, {"status": Status.CANCELLED,
                                         "interrupted_by": "SIGINT"})) == "KILLED"
