@@ -519,3 +519,124 @@ def test_a_forgery_the_second_review_found_fails(sandbox, runtime: Runtime, tmp_
     result = sandbox.run(request, tmp_path / "artifacts")
     verdict = judge_test_run(result, candidate="cand.py")
     assert not verdict.passed, result.stdout.text[-2000:]
+
+
+# Issue 34: a zone name the tests' side looked up opened a file the candidate chose. pandas
+# hands "dateutil/..." names to dateutil, which opens the path after "dateutil/" or
+# "dateutil/:", so whether a reply was refused told the candidate whether a file the tests'
+# uid can read exists. This candidate rewrites its own encoder to send any name it likes.
+ZONE_CANDIDATE = '''
+import datetime, sys, zoneinfo
+
+# numpy and pandas are imported where they are used: a refused reply ends this process,
+# and each forged case starts a fresh one.
+codec = sys.modules["selfcorrect_boundary.codec"]
+honest_encode = codec.encode
+NOON_UTC_NS = 1717243200 * 10**9
+
+
+class Forged:
+    def __init__(self, shape, name):
+        self.shape, self.name = shape, name
+
+
+def encode(value, peer, depth=0):
+    if not isinstance(value, Forged):
+        return honest_encode(value, peer, depth)
+    if value.shape == "pdts":
+        return {"pdts": [NOON_UTC_NS, value.name]}
+    if value.shape == "zi":
+        return {"dt": ["2024-06-01T14:00:00", {"zi": value.name}]}
+    import numpy as np
+
+    nanos = honest_encode(np.array([NOON_UTC_NS], dtype="<i8"), peer)
+    return {"pds": [None, ["datetime64tz", [value.name, nanos]], ["range", [0, 1, 1], None]]}
+
+
+codec.encode = encode
+
+
+def forged(shape, name):
+    return Forged(shape, name)
+
+
+def in_the_database():
+    import pandas as pd
+
+    return (pd.Timestamp("2024-06-01 12:00", tz="Europe/Paris"),
+            pd.Series(pd.date_range("2024-06-01", periods=2, tz="Etc/GMT-2")),
+            datetime.datetime(2024, 6, 1, tzinfo=zoneinfo.ZoneInfo("UTC")))
+
+
+def outside_the_database():
+    import pandas as pd
+
+    with open("/usr/share/zoneinfo/Europe/Paris", "rb") as handle:
+        zone = zoneinfo.ZoneInfo.from_file(handle, key="Not/AZone")
+    return pd.Timestamp("2024-06-01 12:00", tz=zone)
+'''
+
+ZONE_TESTS = '''
+import datetime, os, shutil, sys, tempfile
+
+import pandas as pd
+import pytest
+
+import cand
+
+# A real zone file only the tests' uid can read, at a path short enough for the old check.
+FOLDER = tempfile.mkdtemp(prefix="z")
+PROBE = os.path.join(FOLDER, "probe")
+shutil.copyfile("/usr/share/zoneinfo/Europe/Paris", PROBE)
+OPENED = []
+sys.addaudithook(lambda event, args: OPENED.append(args[0])
+                 if event == "open" and str(args[0]).startswith(FOLDER) else None)
+
+
+@pytest.mark.parametrize(("shape", "name"), [
+    pytest.param("pdts", "dateutil/:" + PROBE, id="pdts-colon-probe"),
+    pytest.param("pdts", "dateutil/:/etc/passwd", id="pdts-passwd"),
+    pytest.param("pdts", "dateutil/:/nonexistent", id="pdts-missing"),
+    pytest.param("datetime64tz", "dateutil/:" + PROBE, id="column-colon-probe"),
+    pytest.param("zi", "posix/Europe/Paris", id="zi-outside-the-database"),
+])
+def test_forged(shape, name):
+    OPENED.clear()
+    try:
+        cand.forged(shape, name)
+    finally:
+        assert OPENED == [], OPENED
+
+
+def test_zones_of_the_database_cross():
+    stamp, column, moment = cand.in_the_database()
+    assert stamp == pd.Timestamp("2024-06-01 10:00", tz="UTC")
+    assert str(stamp.tz) == "Europe/Paris" and str(column.dt.tz) == "Etc/GMT-2"
+    assert moment == datetime.datetime(2024, 6, 1, tzinfo=datetime.timezone.utc)
+
+
+def test_a_zone_named_outside_the_database_is_refused_where_it_is_sent():
+    cand.outside_the_database()
+'''
+
+
+def test_a_forged_zone_name_is_refused_before_the_tests_look_it_up(
+        sandbox, runtime: Runtime, tmp_path: Path) -> None:
+    """Whatever name a reply carries, the tests' side refuses it, with one message for a
+    file that exists and one that does not, before anything opens the file it names; an
+    honest candidate's zone outside the database is refused in its own process."""
+    request = _request(ZONE_CANDIDATE, "cand", ZONE_TESTS, runtime)
+    result = sandbox.run(request, tmp_path / "artifacts")
+    junit = next(a for a in result.artifacts if a.path == PYTEST_JUNIT_PATH)
+    assert junit.host_path is not None, result.stdout.text[-3000:]
+    outcomes = {o.test_id.split("::")[1]: o for o in parse_junit_report(junit.host_path).outcomes}
+    assert outcomes.pop("test_zones_of_the_database_cross").outcome == "passed"
+    refused = outcomes.pop("test_a_zone_named_outside_the_database_is_refused_where_it_is_sent")
+    assert refused.outcome == "failed"
+    assert "NotPlainData: a time zone named 'Not/AZone' cannot cross" in refused.message
+    assert len(outcomes) == 5
+    for name, outcome in outcomes.items():
+        text = outcome.message + outcome.detail
+        assert outcome.outcome == "failed", (name, outcome)
+        assert "ProtocolBroken" in text, (name, text)
+        assert "is not a time zone name of the zone database" in text, (name, text)
