@@ -17,6 +17,16 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 from xml.parsers import expat
 
+from selfcorrect_action.evaluation.junit_counts import (
+    PROPERTY_PREFIX,
+    TEARDOWN_ERROR,
+    CaseTally,
+    RunRecord,
+    SuiteTally,
+    count_problems,
+    incomplete,
+    read_record,
+)
 from selfcorrect_action.evaluation.pytest_traceback import distil_failure, first_line
 from selfcorrect_action.fileio import FileMissing, FileProblem, read_bounded
 from selfcorrect_action.sandbox.models import BOUNDARY_ROOT, BOUNDARY_TESTS_DIR, PLAIN_TESTS_FLAG
@@ -26,6 +36,9 @@ PYTEST_JUNIT_PATH = ".selfcorrect/junit.xml"
 # Inside the tests' own folder of /tmp (sandbox/runner.py), where the candidate cannot make
 # it first.
 BOUNDARY_BASETEMP = "/tmp/selfcorrect-tests/pytest"
+# sandbox/pytest_collected.py, installed in the image under this name: it records in the
+# report what pytest collected and what never finished.
+COLLECTED_PLUGIN = "_selfcorrect_collected"
 MAX_JUNIT_BYTES = 2_000_000
 # Kept outcomes: failing ones first matter to the repair packet, passing ones only as ids.
 MAX_FAILING_OUTCOMES = 200
@@ -53,11 +66,23 @@ class Totals(NamedTuple):
 
 @dataclass(frozen=True)
 class JUnitReport:
-    """Outcomes in document order (capped), with counts over every test case seen."""
+    """Outcomes in document order (capped), with counts over every test case seen; whether
+    the counts agree by pytest's rules (`problems`), the plugin's record of what was
+    collected (`record`) and how many distinct tests the report names (`reported`)."""
 
     outcomes: list[TestOutcome]
     totals: Totals
     dropped: int = 0  # outcomes counted but not kept
+    problems: tuple[str, ...] = ()
+    record: RunRecord | None = None
+    reported: int = 0
+
+    def incomplete(self) -> str:
+        """Why this report is not the whole run of every collected test ("" if it is): a
+        run passes only when every collected test ran and passed (junit_counts.py)."""
+        # What did not run and why says most; counts that disagree say the rest.
+        reasons = [incomplete(self.record, self.reported), *self.problems]
+        return "; ".join(reason for reason in reasons if reason)
 
 
 def pytest_argv(test_files: list[str], *, work_dir: str = "/work") -> list[str]:
@@ -82,7 +107,7 @@ def pytest_argv(test_files: list[str], *, work_dir: str = "/work") -> list[str]:
     return [
         "python3", "-I", "-m", "pytest",
         "-c", "/dev/null", "--noconftest",
-        "-p", "no:cacheprovider",
+        "-p", "no:cacheprovider", "-p", COLLECTED_PLUGIN,
         "-q", "--tb=short", "-rN", "--no-header", "--color=no",
         "--rootdir=.", "-o", f"pythonpath={work_dir}",
         "--continue-on-collection-errors",
@@ -109,7 +134,7 @@ def boundary_pytest_argv(test_files: list[str], *, plain: bool = False) -> list[
         "python3", "-I", "-S", "-B", f"{BOUNDARY_ROOT}/run_tests.py",
         *([PLAIN_TESTS_FLAG] if plain else []),
         "-c", "/dev/null", "--noconftest",
-        "-p", "no:cacheprovider",
+        "-p", "no:cacheprovider", "-p", COLLECTED_PLUGIN,
         "-q", "--tb=short", "-rN", "--no-header", "--color=no",
         f"--rootdir={BOUNDARY_TESTS_DIR}",
         "--continue-on-collection-errors",
@@ -204,12 +229,24 @@ class _Case:
     # The raw text is bounded by the file's size cap; distil_failure cuts it down.
     text: list[str] = field(default_factory=list)
     in_result: bool = False
+    results: dict[str, int] = field(default_factory=lambda: dict.fromkeys(_RESULT_TAGS, 0))
+    teardown_error: bool = False
+
+    def tally(self) -> CaseTally:
+        name, path = self.attrs.get("name", ""), self.attrs.get("file", "")
+        failures, errors, skipped = (self.results[tag] for tag in _RESULT_TAGS)
+        return CaseTally(
+            test_id=_key(self.attrs), failures=failures, errors=errors, skipped=skipped,
+            teardown_error_only=self.teardown_error and (failures, errors, skipped) == (0, 1, 0),
+            named=bool(name.strip() and path.strip()),
+            collection_error=bool(errors and not self.attrs.get("classname")),
+        )
 
 
 @dataclass
 class _Suite:
-    errors: int = 0
-    cases: int = 0
+    tally: SuiteTally
+    properties: dict[str, str] = field(default_factory=dict)
 
 
 class _Builder:
@@ -235,15 +272,30 @@ class _Builder:
                 raise JUnitError(f"not junit XML: the root element is <{tag[:40]}>")
             self.root = tag
         if tag == "testsuite":
-            self.suites.append(_Suite(errors=_count_attr(attrs, "errors")))
+            self.suites.append(_Suite(SuiteTally(
+                tests=_number_attr(attrs, "tests"), failures=_number_attr(attrs, "failures"),
+                errors=_number_attr(attrs, "errors"), skipped=_number_attr(attrs, "skipped"))))
         elif tag == "testcase":
             self.case = _Case(attrs)
-            if self.suites:
-                self.suites[-1].cases += 1
-        elif tag in _RESULT_TAGS and self.case is not None and self.case.kind == "passed":
-            self.case.kind = _RESULT_TAGS[tag]
-            self.case.message = attrs.get("message", "")[:MAX_MESSAGE_CHARS * 4]
-            self.case.in_result = True
+        elif tag == "property" and self.case is None and self.suites:
+            self._property(attrs)
+        elif tag in _RESULT_TAGS and self.case is not None:
+            self._result(self.case, tag, attrs)
+
+    def _property(self, attrs: dict[str, str]) -> None:
+        name = attrs.get("name", "")
+        if name.startswith(PROPERTY_PREFIX) and len(name) < 64:
+            self.suites[-1].properties[name] = attrs.get("value", "")[:MAX_MESSAGE_CHARS * 8]
+
+    @staticmethod
+    def _result(case: _Case, tag: str, attrs: dict[str, str]) -> None:
+        case.results[tag] += 1
+        if tag == "error" and attrs.get("message", "").startswith(TEARDOWN_ERROR):
+            case.teardown_error = True
+        if case.kind == "passed":
+            case.kind = _RESULT_TAGS[tag]
+            case.message = attrs.get("message", "")[:MAX_MESSAGE_CHARS * 4]
+            case.in_result = True
 
     def text(self, data: str) -> None:
         if self.case is not None and self.case.in_result:
@@ -253,13 +305,15 @@ class _Builder:
         self.depth -= 1
         if tag == "testcase" and self.case is not None:
             self._add(_outcome(self.case))
+            if self.suites:
+                self.suites[-1].tally.cases.append(self.case.tally())
             self.case = None
         elif tag in _RESULT_TAGS and self.case is not None:
             self.case.in_result = False
-        elif tag == "testsuite" and self.suites and self.suites[-1].cases == 0:
-            self._suite_without_cases(self.suites[-1])
+        elif tag == "testsuite" and self.suites and not self.suites[-1].tally.cases:
+            self._suite_without_cases(self.suites[-1].tally)
 
-    def _suite_without_cases(self, suite: _Suite) -> None:
+    def _suite_without_cases(self, suite: SuiteTally) -> None:
         # pytest interrupted before writing any test case (an internal error, a broken
         # conftest): the suite's error count is the only trace left.
         if suite.errors:
@@ -287,7 +341,25 @@ class _Builder:
             self.counts["passed"], self.counts["failed"], self.counts["error"],
             self.counts["skipped"],
         )  # fmt: skip
-        return JUnitReport(outcomes=self.kept, totals=totals, dropped=self.dropped)
+        problems = [problem for suite in self.suites for problem in count_problems(suite.tally)]
+        return JUnitReport(outcomes=self.kept, totals=totals, dropped=self.dropped,
+                           problems=tuple(problems), record=self._record(),
+                           reported=len(self._reported_tests()))
+
+    def _record(self) -> RunRecord | None:
+        records = [read_record(suite.properties) for suite in self.suites]
+        if not records or None in records:
+            return None
+        found = [record for record in records if record is not None]
+        return RunRecord(
+            collected=sum(record.collected for record in found),
+            not_run=sum(record.not_run for record in found),
+            not_run_ids=tuple(test for record in found for test in record.not_run_ids),
+            stopped="; ".join(record.stopped for record in found if record.stopped))
+
+    def _reported_tests(self) -> set[str]:
+        return {case.test_id for suite in self.suites for case in suite.tally.cases
+                if not case.collection_error}
 
 
 def _outcome(case: _Case) -> TestOutcome:
@@ -338,6 +410,12 @@ def _test_id(attrs: dict[str, str]) -> str:
     return _cap("::".join([*parts, name]))
 
 
+def _key(attrs: dict[str, str]) -> str:
+    """The test a case belongs to, uncapped: two cases of one test (a call failure and its
+    teardown error) share it, two tests never do."""
+    return "\x00".join(attrs.get(name, "") for name in ("file", "classname", "name"))
+
+
 def _cap(test_id: str) -> str:
     test_id = " ".join(test_id.split())
     if len(test_id) <= MAX_TEST_ID_CHARS:
@@ -345,7 +423,10 @@ def _cap(test_id: str) -> str:
     return test_id[: MAX_TEST_ID_CHARS - 1] + "…"
 
 
-def _count_attr(attrs: dict[str, str], name: str) -> int:
-    value = attrs.get(name, "0")
+def _number_attr(attrs: dict[str, str], name: str) -> int | None:
+    """A count the suite states; None when missing or not a number (which no count equals)."""
+    value = attrs.get(name)
     # isascii: "²" is a digit to str.isdigit, and int() refuses it.
-    return int(value) if value.isascii() and value.isdigit() and len(value) < 10 else 0
+    if value is None or not (value.isascii() and value.isdigit() and len(value) < 10):
+        return None
+    return int(value)

@@ -11,6 +11,7 @@ from selfcorrect_action.evaluation.classify import classify_execution_failure
 from selfcorrect_action.evaluation.junit import (
     PYTEST_JUNIT_PATH,
     JUnitError,
+    JUnitReport,
     Totals,
     parse_junit_report,
 )
@@ -51,14 +52,19 @@ def judge_test_run(result: ExecutionResult, *, candidate: str) -> TestsVerdict:
         report = parse_junit_report(record.host_path)
     except JUnitError as exc:
         return _failed(f"the test results are unreadable: {exc}", Category.RUNTIME)
-    return _from_report(result, report.outcomes, report.totals, candidate)
+    return _from_report(result, report, candidate)
 
 
-def _from_report(
-    result: ExecutionResult, outcomes: list[TestOutcome], totals: Totals, candidate: str
-) -> TestsVerdict:
+def _from_report(result: ExecutionResult, report: JUnitReport, candidate: str) -> TestsVerdict:
+    outcomes, totals = report.outcomes, report.totals
     bad = totals.failed + totals.errored
     summary = f"{totals.passed} passed, {totals.failed} failed, {totals.errored} errors"
+    incomplete = report.incomplete() if bad == 0 else ""
+    if incomplete:
+        # The tests' own doing (a pytest.exit, -x), never the candidate's pass: said as an
+        # error of the tests, naming what did not run.
+        return _failed(f"the frozen tests did not all run, so they cannot pass: {incomplete}",
+                       Category.CONTRACT, outcomes, totals)
     if (result.exit_code == 0) != (bad == 0) or (result.exit_code == 0 and totals.passed == 0):
         return _failed(
             f"pytest's exit status {result.exit_code} disagrees with its report ({summary}): "

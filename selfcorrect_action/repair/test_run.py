@@ -13,7 +13,13 @@ from dataclasses import dataclass, field
 
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.evaluation.classify import classify_execution_failure
-from selfcorrect_action.evaluation.junit import JUnitError, Totals, parse_junit_report
+from selfcorrect_action.evaluation.junit import (
+    COLLECTED_PLUGIN,
+    JUnitError,
+    JUnitReport,
+    Totals,
+    parse_junit_report,
+)
 from selfcorrect_action.sandbox.models import (
     WORK_DIR,
     ExecutionRequest,
@@ -32,9 +38,10 @@ MAX_FAILING = 2_000
 # dir); setting the variable replaces it, so it is said again. xunit1 keeps the `file`
 # attribute that node ids are rebuilt from; --tb=short is what the repair packet distils;
 # a module that fails to import must not keep every other test from running (and from
-# counting at baseline).
+# counting at baseline); our plugin records what was collected, so a suite that stops early
+# (pytest.exit, -x) is not read as a whole run.
 PYTEST_ADDOPTS = " ".join((
-    "-p no:cacheprovider", f"--junitxml={WORK_DIR}/{REPORT_PATH}",
+    "-p no:cacheprovider", f"-p {COLLECTED_PLUGIN}", f"--junitxml={WORK_DIR}/{REPORT_PATH}",
     "-o junit_family=xunit1", "--tb=short", "--continue-on-collection-errors",
 ))
 WORK_ROOM_MB = 64
@@ -102,7 +109,7 @@ def read_run(result: ExecutionResult, placed: set[str]) -> TestRun:
         return TestRun(problem=f"the test command ran more tests than are checked "
                        f"({MAX_PASSING:,} passing, {MAX_FAILING:,} failing at most): narrow "
                        "test_command", category=Category.CONTRACT, changed=changed)
-    problem = _disagreement(result.exit_code, report.totals)
+    problem = _disagreement(result.exit_code, report.totals) or _incomplete(report)
     return TestRun(report.outcomes, report.totals, problem,
                    Category.CONTRACT if problem else None, changed)
 
@@ -117,6 +124,16 @@ def _disagreement(exit_code: int | None, totals: Totals) -> str:
         return (f"the test command's exit status {exit_code} disagrees with its report "
                 f"({summary}): the results were tampered with, or it is not pytest's")
     return ""
+
+
+def _incomplete(report: JUnitReport) -> str:
+    """A suite that did not run every collected test says nothing of the tests it skipped:
+    no regression could be seen there, so the run cannot be judged."""
+    why = report.incomplete()
+    if not why:
+        return ""
+    return (f"the test command did not run every test it collected: {why}; a test_command "
+            "that stops early (-x, --maxfail, pytest.exit) cannot show that nothing broke")
 
 
 def _no_report(result: ExecutionResult) -> str:

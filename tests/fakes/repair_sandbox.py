@@ -11,6 +11,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from selfcorrect_action.repair.test_run import REPORT_PATH
 from selfcorrect_action.sandbox.models import ArtifactRecord, ExecutionRequest, ExecutionResult
+from tests.fakes.junit_report import suite_xml
 
 # test id -> (outcome, message)
 Outcomes = dict[str, tuple[str, str]]
@@ -54,6 +55,6 @@ def junit(results: Outcomes) -> str:
         inner = {"passed": "", "failed": f"<failure message={quoteattr(message)}>"
                  f"{escape(text)}</failure>", "error": f"<error message="
                  f"{quoteattr(message)}/>", "skipped": "<skipped/>"}[outcome]
-        cases.append(f'<testcase classname="{module}" name="{name}" file="{path}" line="1">'
-                     f"{inner}</testcase>")
-    return f"<testsuites><testsuite>{''.join(cases)}</testsuite></testsuites>"
+        cases.append((outcome, f'<testcase classname="{module}" name="{name}" file="{path}" '
+                      f'line="1">{inner}</testcase>'))
+    return suite_xml(cases)

@@ -428,9 +428,14 @@ def _write_junit(path: str, tests: list[_Test], timings: list[float], started: f
         f'file="{_attr(test.rel)}" line="{test.line}" time="{spent:.3f}" />'
         for test, spent in zip(tests, timings, strict=True))
     stamp = datetime.fromtimestamp(started).isoformat()
+    # What selfcorrect's pytest plugin records (sandbox/pytest_collected.py): every test
+    # collected here ran to its end, or this report would not be written.
+    record = ('<properties><property name="selfcorrect.collected" '
+              f'value="{len(tests)}" /><property name="selfcorrect.not_run" value="0" />'
+              '</properties>')
     text = ('<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" '
             f'errors="0" failures="0" skipped="0" tests="{len(tests)}" time="{elapsed:.3f}" '
-            f'timestamp="{stamp}" hostname="{_attr(os.uname().nodename)}">{cases}'
+            f'timestamp="{stamp}" hostname="{_attr(os.uname().nodename)}">{record}{cases}'
             "</testsuite></testsuites>")
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", encoding="utf-8") as handle:

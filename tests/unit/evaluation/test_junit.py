@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 import textwrap
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from selfcorrect_action.evaluation.junit import (
 )
 from selfcorrect_action.evaluation.pytest_traceback import MAX_DETAIL_CHARS, detail_frames
 from selfcorrect_action.taxonomy import TestOutcome
+from tests.host_pytest import host_argv, plugin_folder
 
 CANDIDATE = '''
 def two_sum(nums, target):
@@ -100,7 +100,8 @@ def run_pytest(work: Path, files: dict[str, str], candidate: str | None) -> Path
         (work / name).write_text(textwrap.dedent(content))
     if candidate is not None:
         (work / "two_sum.py").write_text(candidate)
-    argv = [sys.executable, *pytest_argv(sorted(files), work_dir=str(work))[1:]]
+    argv = host_argv(pytest_argv(sorted(files), work_dir=str(work)),
+                     plugin_folder(work.parent / f"{work.name}-plugins"))
     env = {
         "PATH": os.defpath,
         "HOME": str(work),

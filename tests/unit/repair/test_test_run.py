@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.repair.test_run import (
     PYTEST_ADDOPTS,
@@ -15,14 +17,14 @@ from selfcorrect_action.repair.test_run import (
 )
 from selfcorrect_action.sandbox.models import ArtifactRecord, ExecutionResult, StreamCapture
 from selfcorrect_action.taxonomy import Category
+from tests.fakes.junit_report import suite_xml
 
-JUNIT = """<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite errors="0"
-failures="1" skipped="0" tests="2"><testcase classname="tests.test_core" name="test_ok"
-file="tests/test_core.py" line="1" /><testcase classname="tests.test_core" name="test_bug"
-file="tests/test_core.py" line="4"><failure message="assert 5 == 4">tests/test_core.py:5: in
-test_bug
-    assert add(2, 2) == 4
-E   assert 5 == 4</failure></testcase></testsuite></testsuites>"""
+JUNIT = suite_xml([
+    ("passed", '<testcase classname="tests.test_core" name="test_ok" file="tests/test_core.py" '
+     'line="1" />'),
+    ("failed", '<testcase classname="tests.test_core" name="test_bug" '
+     'file="tests/test_core.py" line="4"><failure message="assert 5 == 4">tests/test_core.py:5: '
+     'in test_bug\n    assert add(2, 2) == 4\nE   assert 5 == 4</failure></testcase>')])
 
 
 def result_with(tmp_path: Path, *, exit_code: int | None = 1, junit: str | None = JUNIT,
@@ -50,6 +52,7 @@ def test_the_request_carries_the_repository_the_argv_and_our_report_without_netw
     assert request.env == {"PYTEST_ADDOPTS": PYTEST_ADDOPTS, "PYTHONPATH": "/work/src:/work"}
     assert "--junitxml=/work/.selfcorrect/repair-junit.xml" in PYTEST_ADDOPTS
     assert "-p no:cacheprovider" in PYTEST_ADDOPTS
+    assert "-p _selfcorrect_collected" in PYTEST_ADDOPTS
 
 
 def test_a_src_layout_puts_src_first_on_the_path() -> None:
@@ -77,6 +80,32 @@ def test_pytest_exit_statuses_that_are_no_verdict_are_problems(tmp_path: Path) -
                        (5, "collected no tests")):
         run = read_run(result_with(tmp_path, exit_code=code), placed=set())
         assert said in run.problem and f"exit status {code}" in run.problem
+
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "junit"
+
+
+@pytest.mark.parametrize("version", ["pytest8", "pytest9"])
+@pytest.mark.parametrize(("case", "said"), [
+    ("maxfail", "stopping after 1 failures"), ("exit_middle", "Exit: done"),
+    ("xdist_exit", "test_a.py::test_b")])
+def test_a_suite_that_stopped_early_cannot_be_judged(tmp_path: Path, case: str, said: str,
+                                                     version: str) -> None:
+    """A repository's own pytest (8 or 9), -x or a pytest.exit in its suite, xdist's merged
+    report: tests that never ran cannot show that nothing broke (issue 34)."""
+    junit = (FIXTURES / f"{case}.{version}.xml").read_text()
+    code = 3 if case == "xdist_exit" else (1 if case == "maxfail" else 0)
+    run = read_run(result_with(tmp_path, exit_code=code, junit=junit), placed=set())
+    assert not run.reported and run.category is Category.CONTRACT
+    if code != 3:
+        assert "did not run every test it collected" in run.problem and said in run.problem
+        assert "-x, --maxfail, pytest.exit" in run.problem
+
+
+def test_a_report_without_our_plugin_s_record_cannot_be_judged(tmp_path: Path) -> None:
+    junit = JUNIT.replace("selfcorrect.", "other.")
+    run = read_run(result_with(tmp_path, junit=junit), placed=set())
+    assert "no record of what pytest collected" in run.problem
 
 
 def test_no_report_means_the_command_is_not_pytest(tmp_path: Path) -> None:
