@@ -9,9 +9,10 @@ says what to do.
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
@@ -26,9 +27,29 @@ from selfcorrect_action.history.location import database
 LOCK_TIMEOUT_S = 30.0  # a benchmark's parallel runs each record at their end
 MIN_PREFIX = 4
 
+
+def _cancelled_runs(db: sqlite3.Connection) -> None:
+    """Runs recorded as `error` that a cancel or a signal stopped are `cancelled` (issue 34:
+    run.json schema 8). Only their run.json tells which: SQLite cannot read it, so Python
+    does; a run.json that does not read stays as it was recorded."""
+    rows = db.execute("SELECT run_id, run_json FROM runs WHERE status = 'error'")
+    cancelled = [(run_id,) for run_id, blob in rows if _interrupted(blob)]  # one at a time
+    db.executemany("UPDATE runs SET status = 'cancelled' WHERE run_id = ?", cancelled)
+
+
+def _interrupted(blob: bytes) -> bool:
+    try:
+        data = json.loads(zlib.decompress(blob))
+    except (zlib.error, ValueError):
+        return False
+    return isinstance(data, dict) and bool(data.get("interrupted_by"))
+
+
+Statement = str | Callable[[sqlite3.Connection], None]
 # Each step takes the schema from its index to the next; user_version counts the steps
-# applied. Append a step for a change, never edit one that shipped.
-MIGRATIONS: tuple[tuple[str, ...], ...] = (
+# applied. Append a step for a change, never edit one that shipped. A step is SQL, or a
+# function for what SQL cannot do (read a compressed run.json).
+MIGRATIONS: tuple[tuple[Statement, ...], ...] = (
     (
         """CREATE TABLE runs (
             run_id TEXT PRIMARY KEY, started_at TEXT NOT NULL, started_utc TEXT NOT NULL,
@@ -45,6 +66,7 @@ MIGRATIONS: tuple[tuple[str, ...], ...] = (
             size INTEGER NOT NULL, note TEXT NOT NULL, data BLOB NOT NULL,
             PRIMARY KEY (run_id, attempt, path))""",
     ),
+    (_cancelled_runs,),
 )
 ENTRY_COLUMNS = tuple(field.name for field in fields(HistoryEntry))
 
@@ -224,7 +246,10 @@ def migrate(db: sqlite3.Connection, path: Path) -> None:
                 "with --history DIR")
         for step in MIGRATIONS[version:]:
             for statement in step:
-                db.execute(statement)
+                if callable(statement):
+                    statement(db)
+                else:
+                    db.execute(statement)
         db.execute(f"PRAGMA user_version = {len(MIGRATIONS)}")
     except BaseException:
         db.execute("ROLLBACK")

@@ -4,6 +4,7 @@ said with its path and a way out."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import threading
 from dataclasses import replace
@@ -18,7 +19,7 @@ from selfcorrect_action.history.location import database
 from selfcorrect_action.history.store import HistoryError, HistoryStore, Query
 from selfcorrect_action.loop.state import Status
 from selfcorrect_action.report.run_json import load_run_json, run_json
-from tests.unit.report.runs import SECRETS, exhausted_run, passing_run
+from tests.unit.report.runs import SECRETS, cancelled_run, error_run, exhausted_run, passing_run
 
 PNG = KeptArtifact(attempt=2, path="chart.png", kind="png", size=4, data=b"\x89PNG")
 
@@ -138,7 +139,7 @@ def test_a_new_database_gets_the_current_schema_version(tmp_path: Path) -> None:
 
 def test_an_older_database_is_migrated_and_keeps_its_runs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Made by a version with the first step only; the next version adds a step."""
+    """Made by this version; the next version adds a step."""
     state, entry = _entry(tmp_path, "kept-across")
     with HistoryStore(tmp_path) as store:
         store.record(entry, run_json(state, secrets=[]))
@@ -148,7 +149,7 @@ def test_an_older_database_is_migrated_and_keeps_its_runs(
     with HistoryStore(tmp_path) as store:
         assert [e.run_id for e in store.entries()] == ["kept-across"]
     with sqlite3.connect(database(tmp_path)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == len(store_module.MIGRATIONS)
         assert db.execute("SELECT note FROM notes").fetchall() == [("migrated",)]
     db.close()
 
@@ -158,14 +159,38 @@ def test_a_migration_that_fails_leaves_the_old_schema(
     with HistoryStore(tmp_path):
         pass
     broken = ("CREATE TABLE half (x)", "THIS IS NOT SQL")
+    current = len(store_module.MIGRATIONS)
     monkeypatch.setattr(store_module, "MIGRATIONS", (*store_module.MIGRATIONS, broken))
     with pytest.raises(HistoryError, match="cannot open"):
         HistoryStore(tmp_path).__enter__()
     with sqlite3.connect(database(tmp_path)) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert db.execute("PRAGMA user_version").fetchone()[0] == current
         tables = {row[0] for row in db.execute("SELECT name FROM sqlite_master")}
         assert "half" not in tables
     db.close()
+
+
+def test_runs_an_older_version_recorded_as_errors_of_a_cancel_read_as_cancelled(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Before issue 34 a cancelled run was recorded with status error (its run.json, version
+    7, saying interrupted_by): the migration makes it cancelled, for `--status cancelled` to
+    find it. An infrastructure error, or a row whose run.json does not read, stays error."""
+    with monkeypatch.context() as old:
+        old.setattr(store_module, "MIGRATIONS", store_module.MIGRATIONS[:1])
+        with HistoryStore(tmp_path) as store:
+            for state in (cancelled_run().model_copy(update={"run_id": "was-cancelled"}),
+                          error_run().model_copy(update={"run_id": "failed"})):
+                written = {**json.loads(run_json(state, secrets=[])), "schema_version": 7,
+                           "status": "error"}
+                store.record(replace(entry_for(state, source=SOURCE_RUN, location=""),
+                                     status="error"), json.dumps(written))
+            unreadable = entry_for(error_run(), source=SOURCE_RUN, location="")
+            store.record(replace(unreadable, run_id="unreadable"), "{not json")
+    with HistoryStore(tmp_path) as store:
+        assert [e.run_id for e in store.entries(Query(status="cancelled"))] == ["was-cancelled"]
+        assert sorted(e.run_id for e in store.entries(Query(status="error"))) == [
+            "failed", "unreadable"]
+        assert load_run_json(store.run_json("was-cancelled")).status is Status.CANCELLED
 
 
 def test_a_database_from_a_newer_selfcorrect_is_refused(tmp_path: Path) -> None:
