@@ -22,6 +22,7 @@ from selfcorrect_action.report import text
 from selfcorrect_action.report.attempt_view import AttemptView, call_tokens
 from selfcorrect_action.report.run_json import redacted_state
 from selfcorrect_action.report.view import RunView, run_view
+from selfcorrect_action.viewer import site
 from selfcorrect_action.viewer.charts import Chart, Point, bar_chart
 from selfcorrect_action.viewer.files import AttemptFiles, StripItem, attempt_files, picture_strip
 from selfcorrect_action.viewer.html import render_html
@@ -42,6 +43,7 @@ class TimelineRow:
 @dataclass(frozen=True)
 class PageView:
     run: RunView
+    badge: str  # the status's class: passed, failed, pending, cancelled (viewer/site.py)
     timeline: list[TimelineRow]
     in_full: list[AttemptView]
     left_out: str  # which attempts are in the table only, or ""
@@ -77,6 +79,7 @@ def page_view(state: RunState, artifacts: Sequence[KeptArtifact], *,
     files = {index: attempt_files(items, secrets=secrets) for index, items in by_attempt.items()}
     return PageView(
         run=run,
+        badge=site.result_class(state.status.value),
         timeline=[TimelineRow(a, results[a.index], a.index in shown) for a in run.attempts],
         in_full=[a for a in run.attempts if a.index in shown],
         left_out=_left_out(run, shown),

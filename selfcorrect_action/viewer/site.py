@@ -74,7 +74,11 @@ def finish_site(folder: Path, rows: Sequence[SiteRow], html: str) -> Path:
     return index
 
 
+# Colours of the viewer's style sheet: a cancelled run did not fail (issue 34), so not red.
+_RESULT_CLASSES = {Status.PASSED.value: "passed", Status.RUNNING.value: "pending",
+                   Status.CANCELLED.value: "cancelled"}
+
+
 def result_class(status: str) -> str:
-    if status == Status.PASSED.value:
-        return "passed"
-    return "pending" if status == Status.RUNNING.value else "failed"
+    """A run's status as the style sheet's class: passed, pending, cancelled or failed."""
+    return _RESULT_CLASSES.get(status, "failed")

@@ -16,7 +16,7 @@ from selfcorrect_action.history.entry import SOURCE_RUN
 from selfcorrect_action.history.record import record_run
 from selfcorrect_action.loop.state import Origin, RunState
 from selfcorrect_action.report.run_json import run_json
-from tests.unit.report.runs import exhausted_run, passing_run
+from tests.unit.report.runs import cancelled_run, exhausted_run, passing_run
 
 
 def _record(history: Path, state: RunState) -> None:
@@ -125,6 +125,34 @@ def test_import_reads_a_repositorys_runs(tmp_path: Path,
     assert runs["cccc55556666"]["source"] == "import"
     assert runs["dddd77778888"]["location"] == str((repo / ".selfcorrect" / "runs" /
                                                     "dddd77778888").resolve())
+
+
+def test_cancelled_runs_are_listed_filtered_shown_and_published_as_cancelled(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Issue 34: a run recorded as it was cancelled, and one imported from a version 7
+    run.json, which said `error` with interrupted_by set: both are cancelled, not red."""
+    history, site = tmp_path / "h", tmp_path / "site"
+    _record(history, cancelled_run().model_copy(update={"run_id": "eeee99990000"}))
+    old = tmp_path / "repo" / ".selfcorrect" / "runs" / "ffff12345678"
+    old.mkdir(parents=True)
+    written = json.loads(run_json(cancelled_run(), secrets=[]))
+    (old / "run.json").write_text(json.dumps({**written, "run_id": "ffff12345678",
+                                              "schema_version": 7, "status": "error"}))
+    assert main(["history", "import", str(tmp_path / "repo"), "--history", str(history)]) == 0
+    capsys.readouterr()
+    assert main(["history", "--history", str(history), "--json", "--status", "cancelled"]) == 0
+    assert sorted(run["run_id"] for run in _json(capsys)["runs"]) == [
+        "eeee99990000", "ffff12345678"]
+    assert main(["history", "--history", str(history), "--status", "error"]) == 0
+    assert "No runs" in capsys.readouterr().out
+    assert main(["show", "ffff", "--history", str(history)]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("run ffff12345678: cancelled: stopped before it ended\n")
+    assert "stopped because: interrupted by SIGTERM" in out
+    assert main(["view", "--site", str(site), "--history", str(history)]) == 0
+    index = (site / "index.html").read_text()
+    assert index.count('<td class="result cancelled">cancelled</td>') == 2
+    assert '<option value="cancelled">cancelled</option>' in index
 
 
 def test_import_of_a_folder_without_runs_says_what_it_looked_for(

@@ -16,6 +16,7 @@ from .markdown_checks import assert_well_formed, attempt_sections, split_code
 from .runs import (
     PLANTED,
     SECRETS,
+    cancelled_run,
     error_run,
     exhausted_run,
     passing_run,
@@ -31,13 +32,14 @@ LAYER_ROW = re.compile(
 )
 
 
-@pytest.fixture(params=["passing", "exhausted", "stopped", "error", "replayed"])
+@pytest.fixture(params=["passing", "exhausted", "stopped", "cancelled", "error", "replayed"])
 def run(request: pytest.FixtureRequest, tmp_path: Path) -> RunState:
     if request.param == "passing":
         return passing_run(tmp_path)
     if request.param == "replayed":
         return replayed(passing_run(tmp_path))
-    return {"exhausted": exhausted_run, "stopped": stopped_run, "error": error_run}[request.param]()
+    return {"exhausted": exhausted_run, "stopped": stopped_run, "cancelled": cancelled_run,
+            "error": error_run}[request.param]()
 
 
 def replayed(state: RunState) -> RunState:
@@ -188,6 +190,19 @@ def test_an_error_run_without_attempts() -> None:
     assert "## Attempts\n\nNo attempt was made.\n" in text
     assert "the model API kept failing: 503 Service Unavailable" in text.split("## Outcome")[1]
     assert "Best attempt" not in text
+
+
+def test_a_cancelled_run_says_it_was_stopped_not_that_it_failed() -> None:
+    """Issue 34: SIGTERM, SIGINT or a caller's cancel is no error of the run's."""
+    state = cancelled_run()
+    text, summary = audit(state), summary_markdown(state, secrets=SECRETS)
+
+    assert "**Status: cancelled: stopped before it ended.** 1 of 4 attempts" in text
+    assert "**Cancelled: stopped before it ended.** Why it stopped: interrupted by SIGTERM" in (
+        text)
+    assert summary.startswith("**selfcorrect: cancelled: stopped before it ended** for")
+    assert "Stopped because: interrupted by SIGTERM" in summary
+    assert "could not continue" not in text + summary
 
 
 def test_a_replayed_run_says_so_first(tmp_path: Path) -> None:

@@ -17,7 +17,14 @@ from selfcorrect_action.report.audit import audit_markdown
 from selfcorrect_action.report.run_json import load_run_json, redacted_state, run_json
 from selfcorrect_action.report.view import run_view
 from selfcorrect_action.viewer.page import page_name, page_view, render_page
-from tests.unit.report.runs import PLANTED, SECRETS, exhausted_run, passing_run, stopped_run
+from tests.unit.report.runs import (
+    PLANTED,
+    SECRETS,
+    cancelled_run,
+    exhausted_run,
+    passing_run,
+    stopped_run,
+)
 from tests.unit.viewer.html_checks import parse, sha256_source, structure_problems
 
 FIXTURES = Path(__file__).parents[2] / "fixtures" / "real_model"
@@ -90,7 +97,7 @@ def test_the_page_needs_nothing_and_runs_nothing(tmp_path: Path) -> None:
     assert "http://" not in html and "https://" not in html
 
 
-@pytest.mark.parametrize("make", [passing_run, exhausted_run, stopped_run])
+@pytest.mark.parametrize("make", [passing_run, exhausted_run, stopped_run, cancelled_run])
 def test_no_secret_reaches_the_page(make, tmp_path: Path) -> None:
     state = make(tmp_path) if make is passing_run else make()
     html = render_page(state, KEPT, secrets=SECRETS)
@@ -112,6 +119,19 @@ def test_runs_of_every_schema_version_render(tmp_path: Path) -> None:
         page = parse(render_page(state, (), secrets=[], from_report=True))
         assert structure_problems(page) == []
         assert f"attempt {len(state.attempts)}" in page.text or not state.attempts
+
+
+def test_a_cancelled_run_is_shown_cancelled_not_as_a_failure() -> None:
+    """Issue 34: a run stopped by SIGTERM says so, in a colour of its own, not the red of
+    "the run could not continue"."""
+    page = parse(render_page(cancelled_run(), (), secrets=SECRETS))
+    (badge,) = [attrs for tag, attrs in page.elements if "badge" in (attrs.get("class") or "")]
+    assert badge["class"] == "badge cancelled"
+    assert "cancelled: stopped before it ended" in page.text
+    assert "Stopped because: interrupted by SIGTERM" in page.text
+    assert "could not continue" not in page.text
+    (style,) = page.styles
+    assert ".badge.cancelled {" in style and ".result.cancelled {" in style
 
 
 def test_a_long_run_shows_its_first_and_last_attempts_in_full(tmp_path: Path) -> None:
