@@ -45,6 +45,7 @@ from selfcorrect_action.github.naming import (
     task_branch,
 )
 from selfcorrect_action.github.permissions import may_trigger
+from selfcorrect_action.loop.state import Status
 from selfcorrect_action.spec import LoadedSpec
 
 log = logging.getLogger(__name__)
@@ -315,6 +316,16 @@ def _workspace_spec(path: str, number: int, env: ActionEnv) -> LoadedSpec | None
 
 
 def _run_all(tasks: list[Task], env: ActionEnv) -> int:
+    try:
+        return _run_each(tasks, env)
+    except KeyboardInterrupt:
+        # A cancelled job (SIGTERM) or a Ctrl-C: the outputs say so, not a missing status
+        # (issue 34); cli.main still exits 130 or 143.
+        reporting.outputs(env, status=Status.CANCELLED.value)
+        raise
+
+
+def _run_each(tasks: list[Task], env: ActionEnv) -> int:
     outcomes: list[TaskOutcome] = []
     code = EXIT_OK
     for task in tasks:

@@ -35,7 +35,8 @@ from selfcorrect_action.templating import render
 MAX_TITLE_CHARS = 200
 # The summary keeps room for the AUDIT.md line put in where AUDIT_SLOT is.
 MAX_CHECK_SUMMARY_CHARS = MAX_CHECK_TEXT - 2_000
-CONCLUSIONS: dict[Status, Conclusion] = {Status.PASSED: "success"}
+CONCLUSIONS: dict[Status, Conclusion] = {Status.PASSED: "success",
+                                         Status.CANCELLED: "cancelled"}
 
 
 def conclusion_for(status: Status) -> Conclusion:

@@ -1,7 +1,7 @@
 """A cancelled job: the runner sends the action's container SIGTERM while a model call hangs.
 The action must end the way `selfcorrect run` does (runs/pipeline.py): reports written into
-the workspace, nothing published, no further spec started, exit 143. It used to publish the
-interrupted run as if it had ended and go on with the next spec."""
+the workspace, nothing published, no further spec started, status `cancelled`, exit 143. It
+used to publish the interrupted run as if it had ended and go on with the next spec."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytest
 
 from selfcorrect_action.report import load_run_json
 from tests.e2e.action.harness import MAINTAINER, SPEC, RunAction, checkout, runner_inputs
-from tests.e2e.action.runner import prepare
+from tests.e2e.action.runner import prepare, read_outputs
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 from tests.fakes.openai_server import FakeOpenAIServer, Hang
 
@@ -58,5 +58,7 @@ def test_sigterm_stops_the_action_publishes_nothing_and_exits_143(
     assert not [ref for ref in github.refs(DEFAULT_REPO) if "selfcorrect/" in ref]
     (run_json,) = (workspace / ".selfcorrect" / "runs").glob("*/run.json")
     state = load_run_json(run_json.read_text())
-    assert state.interrupted_by == "SIGTERM" and state.status.value == "error"
+    # Cancelled, not an error (issue 34): in the run's record and in the step's outputs.
+    assert state.interrupted_by == "SIGTERM" and state.status.value == "cancelled"
+    assert read_outputs(prepared.outputs.read_text())["status"] == "cancelled"
     assert "interrupted by SIGTERM" in log

@@ -106,20 +106,23 @@ def test_input_caps_fill_what_the_spec_left_out_and_hold_what_it_wrote(tmp_path:
     assert _with_budget_caps(task.loaded, _inputs()) is task.loaded
 
 
-@pytest.mark.parametrize(("status", "conclusion"), [
-    (Status.PASSED, "success"), (Status.EXHAUSTED, "failure"), (Status.STOPPED, "failure"),
-    (Status.ERROR, "failure")])
+@pytest.mark.parametrize(("status", "conclusion", "title"), [
+    (Status.PASSED, "success", "passed ·"), (Status.EXHAUSTED, "failure", "failed:"),
+    (Status.STOPPED, "failure", "failed:"), (Status.ERROR, "failure", "error:"),
+    (Status.CANCELLED, "cancelled", "cancelled:")])
 def test_the_check_run_is_green_only_when_every_layer_passed(
-        tmp_path: Path, status: Status, conclusion: str) -> None:
-    """Never `neutral`: GitHub counts it as passing for a required check."""
+        tmp_path: Path, status: Status, conclusion: str, title: str) -> None:
+    """Never `neutral`: GitHub counts it as passing for a required check. A cancelled run
+    (issue 34) is GitHub's `cancelled`: not green, and not said to have failed."""
     task = _task(tmp_path)
     check = _plan(task, _state(task, status)).check_run
     assert check is not None and check.branch == "selfcorrect/issue-3"
     output = check.output
     assert (output.name, output.conclusion) == ("selfcorrect / issue #3", conclusion)
     assert output.external_id == "selfcorrect run 9e9e9e"
-    assert output.title.startswith("passed ·" if conclusion == "success" else
-                                   ("error:" if status is Status.ERROR else "failed:"))
+    assert output.title.startswith(title)
+    assert ("the run was cancelled before it ended" in output.summary) == (
+        status is Status.CANCELLED)
 
 
 def test_the_check_runs_summary_has_the_attempts_categories_tokens_cost_and_audit_slot(

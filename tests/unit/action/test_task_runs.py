@@ -20,6 +20,7 @@ from selfcorrect_action.errors import Interrupted
 from selfcorrect_action.github.events import Dispatch, IssueLabeled
 from selfcorrect_action.github.naming import approval_marker, body_digest
 from selfcorrect_action.github.plan import RUNS_DIR
+from selfcorrect_action.loop.state import Status
 from selfcorrect_action.report import load_run_json
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.pipeline import Connections
@@ -155,8 +156,10 @@ def test_a_cancelled_job_publishes_nothing_and_starts_no_further_spec(
     assert len(runs) == 1
     state = load_run_json(runs[0].read_text())
     assert state.interrupted_by == "SIGTERM" and len(state.attempts) == 1
+    assert state.status is Status.CANCELLED
     assert len(list(runs[0].parent.glob("selfcorrect-*.html"))) == 1  # its page too
     assert engine.containers == {}
+    assert _output((tmp_path / "outputs").read_text(), "status") == "cancelled"
 
 
 def test_a_cancelled_issue_run_says_cancelled_on_the_issue_and_drops_its_running_label(

@@ -88,7 +88,7 @@ def _planned(status: str = "exhausted", **check: str) -> dict[str, object]:
     (_planned(name="ci / test", conclusion="success", status="passed"),
      "only writes check runs named selfcorrect / ..."),
     (_planned(conclusion="success"), "a run that ended 'exhausted' cannot have a green check"),
-    (_planned(conclusion="neutral"), "Input should be 'success' or 'failure'"),
+    (_planned(conclusion="neutral"), "Input should be 'success', 'failure' or 'cancelled'"),
     (_planned(branch="selfcorrect/issue-2"), "the check run is for selfcorrect/issue-2"),
     (_planned(branch="main"), "only writes branches under selfcorrect/"),
     (_planned(path=".github/workflows/x.yml"), "never writes under .github/"),
