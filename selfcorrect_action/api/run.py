@@ -17,7 +17,6 @@ from pathlib import Path
 from selfcorrect_action.api.results import RunResult, run_result
 from selfcorrect_action.api.tasks import Task, default_out_dir, load_task
 from selfcorrect_action.choices import Runtime
-from selfcorrect_action.commands.paths import writable_folder
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.deps import utc_now
 from selfcorrect_action.records import evolve
@@ -28,6 +27,7 @@ from selfcorrect_action.runs.publish import run_to_folder
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox.egress.policy import secret_values
+from selfcorrect_action.writable_paths import writable_folder
 
 OnEvent = Callable[[str, str], None]  # (step, message), redacted: what the CLI prints
 

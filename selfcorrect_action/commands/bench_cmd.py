@@ -9,11 +9,11 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from selfcorrect_action.bench.options import BenchOptions
-from selfcorrect_action.commands.paths import writable_folder
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.redact import secrets_from_env
 from selfcorrect_action.runs import settings
 from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.writable_paths import writable_folder
 
 # The run settings of mode model's loops that are no benchmark option.
 TRACKING = ("mlflow", "mlflow_experiment", "mlflow_traces")

@@ -12,8 +12,8 @@ from selfcorrect_action import templating
 from selfcorrect_action.api.exec import exec_script as run_in_sandbox
 from selfcorrect_action.api.exec import with_timeout
 from selfcorrect_action.choices import Runtime
-from selfcorrect_action.commands.paths import writable_folder
 from selfcorrect_action.contract import ExecutionContract, load_contract
+from selfcorrect_action.writable_paths import writable_folder
 
 
 def exec_script(

@@ -21,7 +21,6 @@ from rich.markup import escape
 
 from selfcorrect_action.api.results import RUN_JSON_KEYS, run_result
 from selfcorrect_action.api.tasks import default_out_dir, load_task
-from selfcorrect_action.commands.paths import writable_file, writable_folder
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.redact import redact, secrets_from_env
@@ -34,6 +33,7 @@ from selfcorrect_action.runs.repair_output import RepairOutput
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.templating import render, terminal_safe
+from selfcorrect_action.writable_paths import writable_file, writable_folder
 
 STEP_STYLES = {"plan": "cyan", "generate": "magenta", "execute": "blue", "evaluate": "yellow",
                "llm": "dim", "sandbox": "dim", "graph": "dim", "done": "bold"}

@@ -12,7 +12,6 @@ import webbrowser
 from collections.abc import Sequence
 from pathlib import Path
 
-from selfcorrect_action.commands.paths import writable_file
 from selfcorrect_action.commands.run_ref import FoundRun, find_run, need_history
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.fileio import write_atomically
@@ -23,6 +22,7 @@ from selfcorrect_action.report.run_json import load_run_json
 from selfcorrect_action.templating import terminal_safe
 from selfcorrect_action.viewer import site
 from selfcorrect_action.viewer.page import page_name, render_page
+from selfcorrect_action.writable_paths import writable_file
 
 SITE_TITLE = "selfcorrect run history"
 

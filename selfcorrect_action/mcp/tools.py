@@ -17,7 +17,6 @@ from pathlib import Path
 from selfcorrect_action import api
 from selfcorrect_action.api.exec import build_request, with_timeout
 from selfcorrect_action.api.results import ValidationResult
-from selfcorrect_action.commands.paths import writable_folder
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.fileio import FileMissing
@@ -30,6 +29,7 @@ from selfcorrect_action.report.writer import AUDIT_MD
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.sandbox.models import InputFile
 from selfcorrect_action.spec import Budget, LoadedSpec
+from selfcorrect_action.writable_paths import writable_folder
 
 PROGRESS_SHOWN = 50  # the latest progress lines get_run returns
 SCRIPT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")

@@ -1,7 +1,9 @@
-"""Checks of the paths a command will write to, made before any work starts, so a typo in
---out does not throw away a finished (and paid-for) run. They try for real (create the
-folder, create and remove a probe file): permission bits say nothing to root, and /proc
-or a read-only mount refuse writes whatever the bits say."""
+"""Checks of the paths a run will write to (a command's --out, the API's out_dir, an MCP
+run's folder), made before any work starts, so a typo in --out does not throw away a
+finished (and paid-for) run. They try for real (create the folder, create and remove a
+probe file): permission bits say nothing to root, and /proc or a read-only mount refuse
+writes whatever the bits say. Beside the front ends that share it, not in commands/: the
+API and the MCP server sit below the commands (docs/architecture.md, the layering)."""
 
 from __future__ import annotations
 
