@@ -10,7 +10,6 @@ repaired), URLs and index options pull code from elsewhere than the index the bu
 
 from __future__ import annotations
 
-import hashlib
 import re
 from dataclasses import dataclass
 
@@ -78,11 +77,3 @@ def _line_problem(number: int, line: str) -> RequirementsProblem | None:
         return RequirementsProblem(number, f"{parsed.name} @ {parsed.url}: direct URLs are not "
                                    "taken; name a version on the package index")
     return None
-
-
-def requirements_hash(text: str, base_image_id: str) -> str:
-    """What a derived image is tagged by: the requirements as written and the image they are
-    installed on; either changing builds another."""
-    digest = hashlib.sha256()
-    digest.update(base_image_id.encode() + b"\0" + text.encode())
-    return digest.hexdigest()

@@ -14,6 +14,7 @@ part at the bottom, through the same Engine seam as the sandbox image.
 
 from __future__ import annotations
 
+import hashlib
 import io
 import ssl
 import tarfile
@@ -22,7 +23,6 @@ from pathlib import Path
 
 from selfcorrect_action import __version__
 from selfcorrect_action.errors import SandboxError, SandboxUnavailable
-from selfcorrect_action.repair.requirements import requirements_hash
 from selfcorrect_action.sandbox.engine_api import Engine
 from selfcorrect_action.sandbox.image import HASH_LABEL, BuildLog, build_labels, build_lock
 from selfcorrect_action.sandbox.models import SANDBOX_UID
@@ -52,6 +52,14 @@ RUN set -eu; \\
 USER {uid}:{uid}
 WORKDIR /work
 """
+
+
+def requirements_hash(text: str, base_image_id: str) -> str:
+    """What a derived image is tagged by: the requirements as written and the image they are
+    installed on; either changing builds another."""
+    digest = hashlib.sha256()
+    digest.update(base_image_id.encode() + b"\0" + text.encode())
+    return digest.hexdigest()
 
 
 def derived_tag(wanted_hash: str, version: str = __version__) -> str:

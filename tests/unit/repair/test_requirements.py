@@ -6,7 +6,6 @@ from selfcorrect_action.repair.requirements import (
     MAX_REQUIREMENTS_BYTES,
     logical_lines,
     problems,
-    requirements_hash,
 )
 
 GOOD = """\
@@ -36,10 +35,3 @@ def test_options_urls_and_junk_are_refused_with_their_line() -> None:
 def test_an_empty_file_or_a_huge_one_is_refused() -> None:
     assert "names no requirement" in problems("# nothing\n\n")[0].message
     assert "larger than" in problems("x\n" * MAX_REQUIREMENTS_BYTES)[0].message
-
-
-def test_the_hash_changes_with_the_text_and_the_base_image() -> None:
-    one = requirements_hash("toolz\n", "sha256:aaa")
-    assert one == requirements_hash("toolz\n", "sha256:aaa")
-    assert one != requirements_hash("toolz==1\n", "sha256:aaa")
-    assert one != requirements_hash("toolz\n", "sha256:bbb")

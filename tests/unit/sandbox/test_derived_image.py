@@ -11,13 +11,13 @@ from typing import IO, Any
 import pytest
 
 from selfcorrect_action.errors import SandboxError, SandboxUnavailable
-from selfcorrect_action.repair.requirements import requirements_hash
 from selfcorrect_action.sandbox.derived_image import (
     STAGING,
     context_tar,
     derived_tag,
     dockerfile,
     ensure_derived,
+    requirements_hash,
 )
 from selfcorrect_action.sandbox.image import HASH_LABEL
 from tests.fakes.fake_engine import FakeEngine
@@ -41,6 +41,13 @@ def test_the_context_holds_the_dockerfile_the_requirements_and_the_ca_bundle() -
                  for member in tar.getmembers()}
     assert names == {"Dockerfile": dockerfile(BASE).encode(), "requirements.txt": b"toolz\n",
                      "build-ca.pem": b"PEM"}
+
+
+def test_the_hash_changes_with_the_text_and_the_base_image() -> None:
+    one = requirements_hash("toolz\n", "sha256:aaa")
+    assert one == requirements_hash("toolz\n", "sha256:aaa")
+    assert one != requirements_hash("toolz==1\n", "sha256:aaa")
+    assert one != requirements_hash("toolz\n", "sha256:bbb")
 
 
 def test_a_first_call_builds_and_a_second_reuses() -> None:
