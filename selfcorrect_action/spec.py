@@ -412,7 +412,10 @@ def file_problems(loaded: LoadedSpec) -> list[str]:
     and for an output path that goes through a link; for a repair, for globs that match no
     file it may rewrite, missing test files and a requirements file it cannot install."""
     if loaded.spec.kind == "repair":
-        found = repair_file_problems(loaded.root, loaded.spec)
+        spec = loaded.spec
+        found = repair_file_problems(loaded.root, files=spec.files,
+                                     failing_tests=spec.failing_tests,
+                                     requirements=spec.requirements)
         return [_located(loaded.source, loaded.document, loc, message, hint)
                 for loc, message, hint in found]
     found = _file_problems(loaded.root, placed_files(loaded.spec))

@@ -6,7 +6,6 @@ requirements file is one the derived image can install. Problems come back as
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.repair import requirements
@@ -15,17 +14,18 @@ from selfcorrect_action.repair.globs import matching
 from selfcorrect_action.repair.repository import list_files
 from selfcorrect_action.spec_files import FileProblem, file_problems
 
-if TYPE_CHECKING:
-    from selfcorrect_action.spec import TaskSpec
 
-
-def repair_file_problems(root: Path, spec: TaskSpec) -> list[FileProblem]:
+def repair_file_problems(root: Path, *, files: list[str], failing_tests: list[str],
+                         requirements: str | None) -> list[FileProblem]:
+    """The problems of a repair spec's `files:`, `failing_tests:` and `requirements:` in the
+    repository at `root`. Given the fields, not the TaskSpec: spec.py calls this, and the
+    repair's rules stay below the spec that names them (docs/architecture.md, the layering)."""
     try:
         names, _ = list_files(root.resolve())
     except UsageError as exc:
         return [(("files",), exc.message, exc.hint or "check the repository with git status")]
-    return [*_glob_problems(spec.files, names), *_test_problems(spec.failing_tests, names),
-            *_requirements_problems(root, spec.requirements)]
+    return [*_glob_problems(files, names), *_test_problems(failing_tests, names),
+            *_requirements_problems(root, requirements)]
 
 
 def _glob_problems(globs: list[str], names: list[str]) -> list[FileProblem]:
