@@ -164,7 +164,10 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
     # (the proxy adds them outside the sandbox, but an API may echo one back).
     secrets = [*secrets, *secret_values(prepared.state.contract.network, environ)]
     events = events or RunEvents()
-    with tracking(prepared.settings, prepared.state, events.on_event, tags) as tracked, \
+    settings = prepared.settings
+    with tracking(settings.mlflow, prepared.state, events.on_event, tags,
+                  experiment=settings.mlflow_experiment,
+                  traces=settings.mlflow_traces) as tracked, \
             RunSession(prepared.models, prepared.settings, limits=prepared.limits,
                        inputs=prepared.inputs, environ=environ, secrets=secrets,
                        events=events, cancel=cancel, llm=given.llm, engine=given.engine,

@@ -14,7 +14,6 @@ from selfcorrect_action.history.artifacts import KeptArtifact
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.report.writer import Reports
-from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.tracking.record import run_name, run_tags, tracked_run
 
 if TYPE_CHECKING:
@@ -61,24 +60,26 @@ def mlflow_status(state: RunState) -> str:
 
 
 @contextlib.contextmanager
-def tracking(settings: RunSettings, state: RunState, say: Say,
-             tags: Mapping[str, str] | None = None) -> Iterator[Tracking]:
-    """The run's tracking while the block runs: `tags` name what it is part of (a
-    benchmark's problem)."""
-    if settings.mlflow is None:
+def tracking(uri: str | None, state: RunState, say: Say,
+             tags: Mapping[str, str] | None = None, *, experiment: str | None = None,
+             traces: bool = False) -> Iterator[Tracking]:
+    """The run's tracking in the store at `uri` (None: none) while the block runs: `tags`
+    name what it is part of (a benchmark's problem). Handed the settings it reads, not
+    runs/settings.py's RunSettings: runs/ imports tracking/, never the reverse."""
+    if uri is None:
         yield Tracking(None, say, {})
         return
     from selfcorrect_action.tracking.mlflow_tracker import MlflowTracker, TrackingError
 
-    experiment = settings.mlflow_experiment or DEFAULT_EXPERIMENT
-    tracker = MlflowTracker(settings.mlflow, experiment, traces=settings.mlflow_traces)
+    experiment = experiment or DEFAULT_EXPERIMENT
+    tracker = MlflowTracker(uri, experiment, traces=traces)
     try:
         tracker.start(run_name(state), {**run_tags(state), **(tags or {})})
     except TrackingError as exc:
         say("mlflow", f"this run is not tracked: {exc}")
         yield Tracking(None, say, {})
         return
-    say("mlflow", f"tracked in {settings.mlflow}, experiment {experiment!r}, run "
+    say("mlflow", f"tracked in {uri}, experiment {experiment!r}, run "
         f"{tracker.run_id}" + (" (every model call a trace)" if tracker.traces else ""))
     try:
         yield Tracking(tracker, say, tags or {})
