@@ -136,7 +136,9 @@ def ENTRY(*args, **kwargs):
 
 _JUNIT = (
     '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" '
-    'failures="0" skipped="0" tests="1"><testcase classname="test_forged" name="test_forged" '
+    'failures="0" skipped="0" tests="1"><properties><property name="selfcorrect.collected" '
+    'value="1" /><property name="selfcorrect.not_run" value="0" /></properties>'
+    '<testcase classname="test_forged" name="test_forged" '
     'file="test_forged.py" line="1" time="0.001" /></testsuite></testsuites>'
 )
 _parent = os.getpid()
@@ -161,13 +163,17 @@ if os.fork() == 0:  # outlives the exit below, and writes a passing report after
 os._exit(0)
 '''
 
-# A passing report, written wherever a test run's report could be.
+# A passing report, written wherever a test run's report could be; with the record of what
+# pytest collected that selfcorrect's plugin writes (sandbox/pytest_collected.py), as a
+# forger who read it would write it.
 _FORGE = '''
 import os as _os
 
 _PASSING = (
     '<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="0" '
-    'failures="0" skipped="0" tests="1"><testcase classname="test_forged" name="test_forged" '
+    'failures="0" skipped="0" tests="1"><properties><property name="selfcorrect.collected" '
+    'value="1" /><property name="selfcorrect.not_run" value="0" /></properties>'
+    '<testcase classname="test_forged" name="test_forged" '
     'file="test_forged.py" line="1" time="0.001" /></testsuite></testsuites>'
 )
 
