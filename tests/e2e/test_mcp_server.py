@@ -381,8 +381,10 @@ def test_cancelling_run_task_stops_the_run_and_leaves_no_container(
     run = _until(ended, "the cancelled run ended")
     # The script sleeps 100 s: the run ended because its container was killed.
     assert time.monotonic() - cancelled_at < 60
-    assert run["status"] == "error"
-    assert "interrupted by a cancel request" in Path(run["audit"]).read_text()
+    assert run["status"] == "cancelled"  # not "error" (issue 34)
+    audit = Path(run["audit"]).read_text()
+    assert "interrupted by a cancel request" in audit
+    assert "**Status: cancelled: stopped before it ended.**" in audit
     assert load_run_json(Path(run["run_json"]).read_text()).interrupted_by == "cancelled"
     assert _containers(docker_client, client.server_pid) == []
 
@@ -420,7 +422,8 @@ def test_runs_wait_their_turn_and_cancel_run_stops_either_kind(
         return now if now["phase"] == "finished" else None
 
     result = _until(finished, "the first run finished")["result"]
-    assert (result["interrupted_by"], result["exit_code"]) == ("cancelled", 130)
+    assert (result["status"], result["interrupted_by"], result["exit_code"]) == (
+        "cancelled", "cancelled", 130)
     assert Path(result["run_json"]).is_file()
     assert not (client.root / ".selfcorrect" / "mcp-runs" / second["run_id"] /
                 "run.json").exists(), "the cancelled queued run never started"
@@ -524,7 +527,7 @@ def test_sigterm_ends_the_server_after_its_runs_are_stopped_cleanly(
     assert code == 143 and "interrupted by SIGTERM" in err
     state = load_run_json((client.root / ".selfcorrect" / "mcp-runs" / run_id / "run.json")
                           .read_text())
-    assert state.interrupted_by == "cancelled"
+    assert (state.status.value, state.interrupted_by) == ("cancelled", "cancelled")
     assert _containers(docker_client, server.process.pid) == []
 
 

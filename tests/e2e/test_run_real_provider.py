@@ -90,11 +90,14 @@ def test_secrets_in_api_errors_never_reach_the_terminal(
 
 
 @pytest.mark.usefixtures("sandbox_image", "api_key")
-def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path, docker_client) -> None:
+def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path, docker_client,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
     """CI cancels with SIGTERM: the reports are still written, they name the signal, the
     exit code is the shell's 143, and none of this run's containers stays. Only the child's
     own containers are counted (by their owner label): another run on the same engine must
-    not make this test fail (it did once, counting every sandbox container)."""
+    not make this test fail (it did once, counting every sandbox container). The run is
+    cancelled, not an error (issue 34): in run.json, `--json` and the history."""
+    import json
     import os
     import signal
     import socket
@@ -108,19 +111,25 @@ def test_sigterm_ends_the_run_like_ctrl_c(tmp_path: Path, docker_client) -> None
         server.script(Hang(120))
         child = subprocess.Popen(
             [sys.executable, "-m", "selfcorrect_action", "run", "examples/tasks/bar_chart.yml",
-             "--api-base", server.api_base, "--out", str(tmp_path)],
+             "--api-base", server.api_base, "--out", str(tmp_path / "out"), "--json",
+             "--history", str(tmp_path / "history")],
             cwd=ROOT, env=os.environ.copy(), stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         deadline = time.monotonic() + 90
         while not server.requests:  # the plan call is hanging: the pool container is up
             assert time.monotonic() < deadline and child.poll() is None, child.stderr
             time.sleep(0.2)
         child.send_signal(signal.SIGTERM)
-        _, err = child.communicate(timeout=60)
+        out, err = child.communicate(timeout=60)
     assert child.returncode == 143, err.decode()
     assert "interrupted by SIGTERM" in err.decode()
-    state = load_run_json((tmp_path / "run.json").read_text())
-    assert state.status.value == "error" and state.interrupted_by == "SIGTERM"
+    state = load_run_json((tmp_path / "out" / "run.json").read_text())
+    assert state.status.value == "cancelled" and state.interrupted_by == "SIGTERM"
     assert state.stop_reason.startswith("interrupted by SIGTERM")
+    assert json.loads(out)["status"] == "cancelled"
+    assert main(["history", "--history", str(tmp_path / "history"), "--status", "cancelled",
+                 "--json"]) == 0
+    assert [run["run_id"] for run in json.loads(capsys.readouterr().out)["runs"]] == [
+        state.run_id]
     owner = f"{LABEL_OWNER}={socket.gethostname()}:{child.pid}"
     deadline = time.monotonic() + 30  # the last removals run in the child's own shutdown
     while docker_client.containers.list(all=True, filters={"label": owner}, ignore_removed=True):
