@@ -17,7 +17,7 @@ from selfcorrect_action.redact import redact
 from selfcorrect_action.templating import render
 
 EXIT_INTERNAL = 3  # as for infrastructure: nothing the user's input did
-# github/plan.py's RUNS_DIR, spelled out: the last resort imports as little as it can (a
+# report/run_json.py's RUNS_DIR, spelled out: the last resort imports as little as it can (a
 # test holds the two equal). A file, not a folder, so nothing takes it for a run's folder.
 ACTION_CRASH_DIR = ".selfcorrect/runs"
 

@@ -5,7 +5,6 @@ the person who asked will see it, with how to fix it."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
 from pathlib import PurePosixPath
 
 from selfcorrect_action.action import reporting
@@ -21,7 +20,6 @@ from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.task_run import TaskOutcome, run_task
 from selfcorrect_action.crash import ACTION_CRASH_DIR
 from selfcorrect_action.errors import SelfcorrectError, SpecError, UsageError
-from selfcorrect_action.github.check_runs import CheckResult, guarded, write_check_run
 from selfcorrect_action.github.events import (
     Dispatch,
     FixComment,
@@ -30,11 +28,9 @@ from selfcorrect_action.github.events import (
     SpecsChanged,
     Trigger,
 )
-from selfcorrect_action.github.forge import ForgeError
 from selfcorrect_action.github.issue_spec import spec_from_issue
 from selfcorrect_action.github.naming import (
     APPROVAL_PREFIX,
-    LABEL_FAILED,
     VALIDATE_MARKER,
     approved_digest,
     body_digest,
@@ -71,8 +67,7 @@ def on_issue_labeled(trigger: IssueLabeled, env: ActionEnv) -> int:
     label = env.inputs.trigger_label
     if not _allowed(trigger.actor, trigger.number, env,
                     fix=f"Someone with write access can add the `{label}` label instead."):
-        if env.inputs.mode != "plan":  # a read-only token cannot remove it
-            _quietly(lambda: env.forge.remove_label(trigger.number, label))
+        env.door.labels(trigger.number, remove=[label])
         return EXIT_OK
     loaded = _issue_spec(trigger.number, trigger.body, env)
     if loaded is None:
@@ -172,17 +167,8 @@ def _update_validate_comment(env: ActionEnv, trigger: SpecsChanged, problems: li
     """The pull request's one validate comment, updated on every push (made only when
     there is something to say)."""
     body = reporting.validate_comment(problems, files)
-    try:
-        existing = env.forge.find_comment(trigger.number, VALIDATE_MARKER)
-        if existing is not None:
-            env.forge.edit_comment(existing.id, body)
-        elif create:
-            env.forge.create_comment(trigger.number, body)
-    except ForgeError as exc:
-        why = (" (a pull request from a fork gets a read-only token)" if trigger.from_fork
-               else "")
-        reporting.annotate(env, "warning", f"could not comment on #{trigger.number}{why}: "
-                           f"{exc.message}; the problems are the annotations above")
+    env.door.comment(trigger.number, VALIDATE_MARKER, body, create=create, unwritten=(
+        " (a pull request from a fork gets a read-only token)" if trigger.from_fork else ""))
 
 
 def _validate_check_run(env: ActionEnv, trigger: SpecsChanged, problems: list[str],
@@ -191,13 +177,15 @@ def _validate_check_run(env: ActionEnv, trigger: SpecsChanged, problems: list[st
     if not trigger.head_sha:
         return
     output = reporting.validate_check(env, problems, files)
-    result = guarded(lambda: CheckResult(write_check_run(env.forge, trigger.head_sha, output)))
+    result = env.door.check_run(trigger.head_sha, output)
     if result.check is not None:
         env.say("validate", f"check run {output.name!r}: {output.conclusion} on "
                 f"{trigger.head_sha[:7]}")
-    else:
+    elif result.problem:
         reporting.check_warning(env, f"#{trigger.number}", result.problem + (
             "; this pull request comes from a fork" if trigger.from_fork else ""))
+    else:
+        env.say("validate", result.note)
 
 
 def _retry_on_pull_request(trigger: RetryComment, env: ActionEnv) -> Task | None:
@@ -299,9 +287,8 @@ def _issue_spec(number: int, body: str, env: ActionEnv, *, comment_on: int | Non
     try:
         return spec_from_issue(number, body, root=env.context.workspace)
     except SpecError as exc:
+        # The comment labels the issue failed (spec_problems), in a plan too.
         reporting.spec_problems(env, comment_on or number, exc.problems)
-        if env.inputs.mode != "plan":  # planned with the comment in mode plan
-            _quietly(lambda: env.forge.add_labels(comment_on or number, [LABEL_FAILED]))
         reporting.outputs(env, status="invalid-spec")
         return None
 
@@ -333,8 +320,8 @@ def _run_each(tasks: list[Task], env: ActionEnv) -> int:
         env.say("task", f"{task.label} -> {task.branch}")
         try:
             outcome = run_task(task, context=env.context, inputs=env.inputs, forge=env.forge,
-                               environ=env.environ, secrets=env.secrets, say=env.say,
-                               cancel=env.cancel, connections=env.connections)
+                               door=env.door, environ=env.environ, secrets=env.secrets,
+                               say=env.say, cancel=env.cancel, connections=env.connections)
         except SelfcorrectError as exc:
             reporting.task_failed(env, task, exc,
                                   report_marker(f"run={env.context.run_key} task={task.branch}"))
@@ -356,11 +343,3 @@ def _run_each(tasks: list[Task], env: ActionEnv) -> int:
         code = max(code, outcome.exit_code)
     reporting.finish(env, outcomes, failed_tasks=len(tasks) - len(outcomes))
     return code
-
-
-def _quietly(write: Callable[[], None]) -> None:
-    """A courtesy write (a label): its failure is logged, never the end of the run."""
-    try:
-        write()
-    except ForgeError as exc:
-        log.warning("%s", exc.message)

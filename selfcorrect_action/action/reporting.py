@@ -9,7 +9,6 @@ import logging
 from collections.abc import Sequence
 
 from selfcorrect_action.action.env import ActionEnv
-from selfcorrect_action.action.plan_store import save_plan
 from selfcorrect_action.action.problems import Problem, parse_problem, parse_problems
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.task_run import TaskOutcome
@@ -20,21 +19,14 @@ from selfcorrect_action.action.workflow_commands import (
     append_summary,
     set_outputs,
 )
+from selfcorrect_action.action.writes.plan import path_problem
 from selfcorrect_action.errors import SelfcorrectError
 from selfcorrect_action.github.events import MARKER_PREFIX
-from selfcorrect_action.github.forge import CheckAnnotation, CheckRunOutput, ForgeError
+from selfcorrect_action.github.forge import CheckAnnotation, CheckRunOutput
 from selfcorrect_action.github.naming import (
-    LABEL_FAILED,
-    STATUS_LABELS,
     VALIDATE_CHECK,
     VALIDATE_MARKER,
     approval_marker,
-)
-from selfcorrect_action.github.plan import (
-    PlannedComment,
-    WritePlan,
-    path_problem,
-    status_labels,
 )
 from selfcorrect_action.loop.state import Status
 from selfcorrect_action.redact import redact
@@ -129,7 +121,7 @@ def task_failed(env: ActionEnv, task: Task, exc: SelfcorrectError, marker: str) 
         body = render("reports/action_error.md.j2", marker=marker, task=task.label,
                       message=exc.message, hint=exc.hint or "", run_url=env.context.run_url,
                       approval=approval_marker(task.approval)
-                      if task.approval and env.inputs.mode != "plan" else "")
+                      if task.approval and env.door.approves else "")
         _comment(env, task.comment_on, marker, body, failed_label=True)
 
 
@@ -213,28 +205,5 @@ def _relative_viewer(env: ActionEnv, outcome: TaskOutcome) -> str:
 
 def _comment(env: ActionEnv, number: int, marker: str, body: str,
              *, failed_label: bool = False) -> None:
-    body = redact(body, secrets=env.secrets)
-    if env.inputs.mode == "plan":
-        # A read-only job cannot comment: the comment is planned like every other write,
-        # so the publishing job says it (refusals and spec problems too).
-        save_plan(WritePlan(
-            repository=env.context.repository, task=f"#{number} {marker}", status="none",
-            comment=PlannedComment(number=number, marker=marker, body=body),
-            labels=status_labels(number, passed=False) if failed_label else None),
-            env.context.workspace / env.inputs.plan_dir)
-        return
-    try:
-        existing = env.forge.find_comment(number, marker)
-        if existing is not None:
-            env.forge.edit_comment(existing.id, body)
-        else:
-            env.forge.create_comment(number, body)
-        if failed_label:
-            color, description = STATUS_LABELS[LABEL_FAILED]
-            env.forge.ensure_label(LABEL_FAILED, color=color, description=description)
-            labels = status_labels(number, passed=False)
-            env.forge.add_labels(number, labels.add)
-            for name in labels.remove:
-                env.forge.remove_label(number, name)
-    except ForgeError as exc:
-        annotate(env, "warning", f"could not comment on #{number}: {exc.message}")
+    env.door.comment(number, marker, redact(body, secrets=env.secrets),
+                     failed_label=failed_label)

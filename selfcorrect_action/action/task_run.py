@@ -11,24 +11,24 @@ from pathlib import Path
 
 from selfcorrect_action.action.context import ActionContext
 from selfcorrect_action.action.inputs import ActionInputs
-from selfcorrect_action.action.live import LiveComment
-from selfcorrect_action.action.plan_builder import build_plan
-from selfcorrect_action.action.plan_store import save_plan
 from selfcorrect_action.action.task import Task
+from selfcorrect_action.action.writes.apply import Applied
+from selfcorrect_action.action.writes.build import build_plan
+from selfcorrect_action.action.writes.door import Door
+from selfcorrect_action.action.writes.live import LiveComment
+from selfcorrect_action.action.writes.plan import WritePlan
 from selfcorrect_action.fileio import write_atomically
-from selfcorrect_action.github.apply import Applied, apply_plan
-from selfcorrect_action.github.forge import Forge, ForgeError
+from selfcorrect_action.github.forge import Forge
 from selfcorrect_action.github.naming import (
     BRANCH_PREFIX,
     LABEL_RUNNING,
-    STATUS_LABELS,
     approval_marker,
     report_marker,
 )
-from selfcorrect_action.github.plan import RUNS_DIR, WritePlan
 from selfcorrect_action.history.artifacts import KeptArtifact
 from selfcorrect_action.loop.state import Origin, RunState, Status
 from selfcorrect_action.records import evolve
+from selfcorrect_action.report.run_json import RUNS_DIR
 from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.pipeline import Connections, Finished
@@ -67,7 +67,7 @@ class TaskOutcome:
 
 
 def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge: Forge,
-             environ: Mapping[str, str], secrets: Sequence[str], say: Say,
+             door: Door, environ: Mapping[str, str], secrets: Sequence[str], say: Say,
              cancel: CancelToken | None = None,
              connections: Connections | None = None) -> TaskOutcome:
     resolved = resolve_task_settings(task, inputs, environ)
@@ -78,17 +78,15 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
                                 environ=environ, secrets=secrets,
                                 replay_shown=_replay_shown(task, context))
     prepared = replace(prepared, state=evolve(prepared.state, {"origin": origin(context)}))
-    live = _live_comment(task, context, forge, secrets, plan_only=inputs.mode == "plan")
-    # mode plan runs with a read-only token: the comment is only planned, never posted live.
-    posting = live if live is not None and inputs.mode != "plan" else None
-    if posting is not None:
-        posting.start()
-        _set_running(forge, task)
+    live = _live_comment(task, context, door, secrets)
+    if live is not None:
+        live.start()
+        door.labels(live.number, add=[LABEL_RUNNING])
 
     def on_event(step: str, message: str) -> None:
         say(step, message)
-        if posting is not None:
-            posting.on_event(step, message)
+        if live is not None:
+            live.on_event(step, message)
 
     def publish(done: Finished) -> tuple[WritePlan, Applied | None]:
         plan = build_plan(
@@ -100,10 +98,9 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
             comment_marker=live.marker if live else None,
             draft_on_failure=inputs.draft_on_failure, secrets=secrets,
             run_url=context.run_url)
-        return plan, _publish(plan, inputs, context, forge, done.state, say)
+        return plan, _publish(plan, door, done.state, say)
 
-    events = RunEvents(on_event=on_event,
-                       on_state=posting.on_state if posting else _no_state)
+    events = RunEvents(on_event=on_event, on_state=live.on_state if live else _no_state)
     # Into the workspace too, at the path the commit uses: a later step can upload them.
     reports_dir = context.workspace / RUNS_DIR / prepared.state.run_id
     outcome = pipeline.run(prepared, environ=environ, secrets=secrets, events=events,
@@ -113,9 +110,10 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
     if outcome.interruption is not None:
         # Not published (a cancelled job's run is not a result), but the comment says how
         # it ended, and its reports are in the workspace.
-        if posting is not None:
-            posting.cancelled(outcome.state)
-            _drop_running(forge, task)
+        if live is not None:
+            live.cancelled(outcome.state)
+            # Neither passed nor failed: no longer running.
+            door.labels(live.number, remove=[LABEL_RUNNING])
         outcome.raise_if_interrupted()
     assert outcome.published is not None and outcome.report_paths is not None
     plan, applied = outcome.published
@@ -162,13 +160,10 @@ def _replay_shown(task: Task, context: ActionContext) -> str | None:
         return task.replay.name
 
 
-def _publish(plan: WritePlan, inputs: ActionInputs, context: ActionContext, forge: Forge,
-             state: RunState, say: Say) -> Applied | None:
-    if inputs.mode == "plan":
-        path = save_plan(plan, context.workspace / inputs.plan_dir)
-        say("publish", f"write plan saved to {path} (mode: plan; a later job applies it)")
+def _publish(plan: WritePlan, door: Door, state: RunState, say: Say) -> Applied | None:
+    applied = door.publish(plan)
+    if applied is None:  # recorded for a later job
         return None
-    applied = apply_plan(plan, forge)
     if applied.held_back or applied.no_pull_request:
         say("publish", applied.held_back or applied.no_pull_request or "")
     elif applied.pull_request is not None:
@@ -229,37 +224,17 @@ def _with_budget_caps(loaded: LoadedSpec, inputs: ActionInputs) -> LoadedSpec:
     return LoadedSpec(spec, loaded.source, loaded.root, loaded.path, loaded.document)
 
 
-def _live_comment(task: Task, context: ActionContext, forge: Forge,
-                  secrets: Sequence[str], *, plan_only: bool) -> LiveComment | None:
+def _live_comment(task: Task, context: ActionContext, door: Door,
+                  secrets: Sequence[str]) -> LiveComment | None:
     if task.comment_on is None:
         return None
     marker = report_marker(f"run={context.run_key} task={task.branch}")
-    # A planned comment carries no approval: the publishing job refuses one in a plan and
-    # writes it itself (action/publish_saved.py), so a forged plan cannot approve a text.
-    approval = approval_marker(task.approval) if task.approval and not plan_only else ""
-    return LiveComment(forge, task.comment_on, marker, task=task.label,
-                       run_url=context.run_url, guidance=task.guidance, secrets=secrets,
-                       approval=approval)
-
-
-def _set_running(forge: Forge, task: Task) -> None:
-    assert task.comment_on is not None
-    try:
-        color, description = STATUS_LABELS[LABEL_RUNNING]
-        forge.ensure_label(LABEL_RUNNING, color=color, description=description)
-        forge.add_labels(task.comment_on, [LABEL_RUNNING])
-    except ForgeError as exc:  # a label is a courtesy: the run goes on without it
-        log.warning("could not label #%s as running: %s", task.comment_on, exc.message)
-
-
-def _drop_running(forge: Forge, task: Task) -> None:
-    """A cancelled run is not running any more; it is neither passed nor failed either."""
-    assert task.comment_on is not None
-    try:
-        forge.remove_label(task.comment_on, LABEL_RUNNING)
-    except ForgeError as exc:
-        log.warning("could not take the running label off #%s: %s", task.comment_on,
-                    exc.message)
+    # A plan carries no approval: the publishing job refuses one in a plan and writes it
+    # itself (action/writes/publish.py), so a forged plan cannot approve a text.
+    approval = approval_marker(task.approval) if task.approval and door.approves else ""
+    return door.live_comment(task.comment_on, marker, task=task.label,
+                             run_url=context.run_url, guidance=task.guidance,
+                             secrets=secrets, approval=approval)
 
 
 def _no_state(state: RunState) -> None:

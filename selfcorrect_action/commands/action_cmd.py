@@ -2,7 +2,7 @@
 
 It reads the runner's GITHUB_* variables, the INPUT_* inputs and the event file, turns the
 event into a trigger and hands it to its handler (action/handlers.py); `mode: publish`
-applies the write plans a read-only job saved instead (action/publish_saved.py). The GitHub
+applies the write plans a read-only job saved instead (action/writes/publish.py). The GitHub
 token is taken out of the process environment once read: nothing started from here (least
 of all a sandbox) can find it there.
 """
@@ -14,9 +14,10 @@ from collections.abc import Callable, MutableMapping
 
 from selfcorrect_action.action import handlers, reporting
 from selfcorrect_action.action.context import read_context
-from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.env import open_env
 from selfcorrect_action.action.inputs import read_inputs
-from selfcorrect_action.action.publish_saved import publish_saved
+from selfcorrect_action.action.writes.door import applies_saved_plans
+from selfcorrect_action.action.writes.publish import publish_saved
 from selfcorrect_action.github.events import Ignored, trigger_for
 from selfcorrect_action.redact import redact, secrets_from_env
 from selfcorrect_action.runs.cancel import CancelToken
@@ -37,9 +38,9 @@ def run_action(environ: MutableMapping[str, str], *, cancel: CancelToken | None 
 
     forge = PyGithubForge(context.repository, token=inputs.github_token,
                           api_url=context.api_url, bot_login=inputs.bot_login)
-    env = ActionEnv(context, inputs, forge, environ, secrets, say, cancel or CancelToken())
+    env = open_env(context, inputs, forge, environ, secrets, say, cancel=cancel)
     trigger = trigger_for(context.event_name, context.event, trigger_label=inputs.trigger_label)
-    if inputs.mode == "publish":
+    if applies_saved_plans(inputs.mode):
         return publish_saved(env, trigger)
     if isinstance(trigger, Ignored):
         print(f"::notice title=selfcorrect::nothing to do: {one_line(trigger.reason)}",
@@ -47,9 +48,8 @@ def run_action(environ: MutableMapping[str, str], *, cancel: CancelToken | None 
         reporting.outputs(env, status="ignored", has_plan="false")
         return 0
     code = handlers.dispatch(trigger, env)
-    if inputs.mode == "plan":
-        planned = any((context.workspace / inputs.plan_dir).glob("*.json"))
-        reporting.outputs(env, has_plan="true" if planned else "false")
+    if outputs := env.door.outputs():
+        reporting.outputs(env, **outputs)
     return code
 
 

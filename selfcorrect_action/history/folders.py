@@ -11,10 +11,9 @@ from pathlib import Path, PurePosixPath
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.fileio import FileProblem, read_bounded
-from selfcorrect_action.github.plan import RUNS_DIR
 from selfcorrect_action.history.artifacts import MAX_RUN_BYTES, KeptArtifact, keep_file
 from selfcorrect_action.loop.state import RunState, Status
-from selfcorrect_action.report.run_json import RUN_JSON, load_run_json
+from selfcorrect_action.report.run_json import RUN_JSON, RUNS_DIR, load_run_json
 from selfcorrect_action.runs.publish import ARTIFACTS_DIR
 
 MAX_RUN_JSON_BYTES = 128 * 1024 * 1024

@@ -28,6 +28,9 @@ from selfcorrect_action.redact import redact_data
 from selfcorrect_action.sandbox.models import ExecutionResult
 
 RUN_JSON = "run.json"
+# Where a repository keeps each run the action committed: <RUNS_DIR>/<run id>/run.json and
+# AUDIT.md (action/writes/ writes them, `history import` reads them back).
+RUNS_DIR = ".selfcorrect/runs"
 
 
 class RunJsonError(UsageError):

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from selfcorrect_action.crash import ACTION_CRASH_DIR, EXIT_INTERNAL, crash_log_path, report_crash
-from selfcorrect_action.github.plan import RUNS_DIR
 from selfcorrect_action.history.folders import run_files
+from selfcorrect_action.report.run_json import RUNS_DIR
 
 TOKEN = "ghs_" + "A1b2" * 9
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from selfcorrect_action.action.context import ActionContext
-from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.env import ActionEnv, open_env
 from selfcorrect_action.action.handlers import on_dispatch, on_retry
 from selfcorrect_action.action.inputs import ActionInputs
-from selfcorrect_action.action.live import LiveComment
-from selfcorrect_action.action.publish_targets import publish_targets
+from selfcorrect_action.action.writes.live import LiveComment
+from selfcorrect_action.action.writes.plan import PlannedComment, WritePlan
+from selfcorrect_action.action.writes.targets import publish_targets
 from selfcorrect_action.errors import SpecError
 from selfcorrect_action.github.events import Dispatch, IssueLabeled, RetryComment
 from selfcorrect_action.github.naming import approval_marker, body_digest, report_marker
-from selfcorrect_action.github.plan import PlannedComment, WritePlan
 from tests.fakes.github_server import BOT_LOGIN, DEFAULT_REPO, FakeGitHub
 from tests.unit.github.conftest import MakeForge
 
@@ -33,7 +33,7 @@ def env(tmp_path: Path, make_forge: MakeForge, fake_github: FakeGitHub) -> Actio
                             output_file=tmp_path / "out", summary_file=None)
     (tmp_path / "out").write_text("")
     said: list[tuple[str, str]] = []
-    return ActionEnv(context, ActionInputs(github_token="t"), make_forge(), {}, [],
+    return open_env(context, ActionInputs(github_token="t"), make_forge(), {}, [],
                      lambda step, message: said.append((step, message)))
 
 
@@ -71,7 +71,7 @@ def test_specs_that_would_share_a_branch_are_refused(env: ActionEnv,
         (env.context.workspace / ".selfcorrect/tasks" / folder).mkdir(parents=True)
         (env.context.workspace / ".selfcorrect/tasks" / folder / "report.yml").write_text(
             "prompt: p\n")
-    env = ActionEnv(env.context, ActionInputs(github_token="t",
+    env = open_env(env.context, ActionInputs(github_token="t",
                                               tasks=".selfcorrect/tasks/**/*.yml"),
                     env.forge, {}, [], env.say)
     trigger = Dispatch(repository=DEFAULT_REPO, actor="maria", ref="refs/heads/main")

@@ -13,15 +13,15 @@ from pathlib import Path
 import pytest
 
 from selfcorrect_action.action.context import ActionContext
-from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.env import ActionEnv, open_env
 from selfcorrect_action.action.handlers import on_dispatch, on_issue_labeled
 from selfcorrect_action.action.inputs import ActionInputs
 from selfcorrect_action.errors import Interrupted
 from selfcorrect_action.github.events import Dispatch, IssueLabeled
 from selfcorrect_action.github.naming import approval_marker, body_digest
-from selfcorrect_action.github.plan import RUNS_DIR
 from selfcorrect_action.loop.state import Status
 from selfcorrect_action.report import load_run_json
+from selfcorrect_action.report.run_json import RUNS_DIR
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.pipeline import Connections
 from tests.fakes.fake_engine import SPEAKS_OUR_PROTOCOL, FakeEngine, Reply
@@ -62,9 +62,9 @@ def _env(workspace: Path, make_forge: MakeForge, fake_github: FakeGitHub, engine
     (workspace.parent / "outputs").write_text("")
     inputs = ActionInputs(github_token=WRITE_TOKEN, replay="replays",
                           sandbox_image=IMAGE)
-    return ActionEnv(context, inputs, make_forge(), {}, [WRITE_TOKEN],
+    return open_env(context, inputs, make_forge(), {}, [WRITE_TOKEN],
                      lambda step, message: said.append((step, message)),
-                     cancel or CancelToken(), Connections(engine=engine))
+                     cancel=cancel, connections=Connections(engine=engine))
 
 
 def _printing(text: str) -> FakeEngine:
@@ -119,8 +119,10 @@ def test_a_token_without_checks_write_still_publishes_and_warns(
     fake_github.add_token("ghs_no_checks", without={"checks"})
     env = _env(workspace, make_forge, fake_github, _printing("hello\n"), said)
     summary = tmp_path / "summary.md"
-    env = replace(env, forge=make_forge(token="ghs_no_checks"),
-                  context=env.context.model_copy(update={"summary_file": summary}))
+    # The door is opened with the job's forge: the whole env again, with the other token.
+    env = open_env(env.context.model_copy(update={"summary_file": summary}), env.inputs,
+                   make_forge(token="ghs_no_checks"), env.environ, env.secrets, env.say,
+                   cancel=env.cancel, connections=env.connections)
     trigger = Dispatch(repository=DEFAULT_REPO, actor="maria", ref="main")
     assert on_dispatch(trigger, env) == 0
     assert "**Check run:** no check run: the token may not write checks" in summary.read_text()

@@ -10,6 +10,13 @@ from typing import Any
 
 import pytest
 
+from selfcorrect_action.action.writes.plan import (
+    AUDIT_SLOT,
+    PlannedCheckRun,
+    PlannedComment,
+    PlannedCommit,
+    WritePlan,
+)
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.forge import CheckRunOutput, FileChange
 from selfcorrect_action.github.naming import (
@@ -17,13 +24,6 @@ from selfcorrect_action.github.naming import (
     approved_digest,
     body_digest,
     report_marker,
-)
-from selfcorrect_action.github.plan import (
-    AUDIT_SLOT,
-    PlannedCheckRun,
-    PlannedComment,
-    PlannedCommit,
-    WritePlan,
 )
 from tests.e2e.action.harness import MAINTAINER, OUTSIDER
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from selfcorrect_action.github.apply import Applied, apply_plan
+from selfcorrect_action.action.writes.apply import Applied, apply_plan
 from selfcorrect_action.github.branch_lock import (
     LockTiming,
     lock_message,
@@ -19,8 +19,8 @@ from selfcorrect_action.github.branch_lock import (
 )
 from selfcorrect_action.github.forge import ForgeError
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
+from tests.unit.action.writes.test_apply import BRANCH, plan
 from tests.unit.github.conftest import MakeForge
-from tests.unit.github.test_apply import BRANCH, plan
 
 REPO_PATH = f"/repos/{DEFAULT_REPO}"
 QUICK = LockTiming(poll_s=0.05, wait_s=20)

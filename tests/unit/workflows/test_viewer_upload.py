@@ -15,7 +15,7 @@ import pytest
 from ruamel.yaml import YAML
 
 from selfcorrect_action.github import events
-from selfcorrect_action.github.plan import RUNS_DIR
+from selfcorrect_action.report.run_json import RUNS_DIR
 from tests.shipped_workflows import PLACEHOLDER_ACTION, ROOT, label
 
 EXAMPLES = sorted((ROOT / "examples/workflows").glob("*.y*ml"))

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from selfcorrect_action.action.live import LiveComment
+from selfcorrect_action.action.writes.live import LiveComment
 from selfcorrect_action.github.naming import report_marker
 from selfcorrect_action.github.pygithub_forge import PyGithubForge
 from selfcorrect_action.llm.models import ModelTiers

@@ -1,5 +1,6 @@
 """The live attempt report: one comment on the issue or pull request, created when the run
-starts and edited as it goes (after the plan and every attempt, and while the model API is
+starts and edited as it goes (without a forge, in `mode: plan`, it only renders the final
+text, which the plan carries) (after the plan and every attempt, and while the model API is
 slow or retrying), found again by its hidden marker so it is never duplicated.
 
 A failed edit never stops a paid run: it is logged and the next edit tries again. Every
@@ -14,6 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from selfcorrect_action.action.writes.plan import PR_LINK_SLOT
 from selfcorrect_action.github.forge import Comment, Forge, ForgeError
 from selfcorrect_action.loop.budget import usd
 from selfcorrect_action.loop.state import RunState
@@ -25,7 +27,7 @@ MIN_INTERVAL_S = 3.0
 
 
 class LiveComment:
-    def __init__(self, forge: Forge, number: int, marker: str, *, task: str, run_url: str,
+    def __init__(self, forge: Forge | None, number: int, marker: str, *, task: str, run_url: str,
                  guidance: str, secrets: Sequence[str], approval: str = "",
                  clock: Callable[[], float] = time.monotonic,
                  min_interval_s: float = MIN_INTERVAL_S) -> None:
@@ -49,6 +51,8 @@ class LiveComment:
 
     def start(self) -> None:
         """Find this run's comment (a retried start must not make a second) or create it."""
+        if self._forge is None:
+            return
         body = self._body(final=False)
         try:
             self._comment = self._forge.find_comment(self.number, self.marker)
@@ -104,6 +108,8 @@ class LiveComment:
 
     def _post(self, body: str, doing: str) -> None:
         """Create the comment, or edit it; a failure is logged, never the run's end."""
+        if self._forge is None:
+            return
         try:
             if self._comment is None:
                 self._comment = self._forge.create_comment(self.number, body)
@@ -113,7 +119,6 @@ class LiveComment:
             log.warning("could not %s on #%s: %s", doing, self.number, exc.message)
 
     def _body(self, *, final: bool, cancelled: str = "") -> str:
-        from selfcorrect_action.github.plan import PR_LINK_SLOT
 
         with self._lock:
             state, notice = self._state, self._notice

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.writes.plan import WritePlan
 from selfcorrect_action.github.events import (
     Dispatch,
     FixComment,
@@ -18,7 +19,6 @@ from selfcorrect_action.github.events import (
     Trigger,
 )
 from selfcorrect_action.github.naming import BRANCH_PREFIX, issue_branch
-from selfcorrect_action.github.plan import WritePlan
 
 
 @dataclass(frozen=True)

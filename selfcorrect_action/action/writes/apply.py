@@ -11,6 +11,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from selfcorrect_action.action.writes.plan import (
+    AUDIT_SLOT,
+    PR_LINK_SLOT,
+    PlannedCheckRun,
+    PlannedCommit,
+    WritePlan,
+)
 from selfcorrect_action.github.branch_lock import DEFAULT_TIMING, LockTiming, branch_lock
 from selfcorrect_action.github.check_runs import CheckResult, guarded, write_check_run
 from selfcorrect_action.github.forge import (
@@ -21,15 +28,8 @@ from selfcorrect_action.github.forge import (
     PullRequest,
 )
 from selfcorrect_action.github.naming import STATUS_LABELS, seal_holds, sealed
-from selfcorrect_action.github.plan import (
-    AUDIT_SLOT,
-    PR_LINK_SLOT,
-    RUNS_DIR,
-    PlannedCheckRun,
-    PlannedCommit,
-    WritePlan,
-)
 from selfcorrect_action.records import evolve
+from selfcorrect_action.report.run_json import RUNS_DIR
 from selfcorrect_action.templating import render
 
 

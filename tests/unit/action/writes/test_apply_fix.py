@@ -5,16 +5,16 @@ pull request is not one of this repository's open ones; its check run on the new
 
 from __future__ import annotations
 
-from selfcorrect_action.github.apply import apply_plan
-from selfcorrect_action.github.forge import CheckRunOutput, FileChange
-from selfcorrect_action.github.naming import TREE_TRAILER, report_marker
-from selfcorrect_action.github.plan import (
+from selfcorrect_action.action.writes.apply import apply_plan
+from selfcorrect_action.action.writes.plan import (
     PR_LINK_SLOT,
     PlannedCheckRun,
     PlannedComment,
     PlannedCommit,
     WritePlan,
 )
+from selfcorrect_action.github.forge import CheckRunOutput, FileChange
+from selfcorrect_action.github.naming import TREE_TRAILER, report_marker
 from selfcorrect_action.github.pygithub_forge import PyGithubForge
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 

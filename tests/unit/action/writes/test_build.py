@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from selfcorrect_action.action.inputs import ActionInputs
-from selfcorrect_action.action.plan_builder import build_plan
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.task_run import _with_budget_caps
-from selfcorrect_action.github.plan import AUDIT_SLOT
+from selfcorrect_action.action.writes.build import build_plan
+from selfcorrect_action.action.writes.plan import AUDIT_SLOT
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.state import Attempt, Progress, RunState, Status, Strategy
 from selfcorrect_action.spec import load_spec_text

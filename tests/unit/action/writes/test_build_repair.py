@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from selfcorrect_action.action.plan_builder import build_plan
 from selfcorrect_action.action.task import Task
-from selfcorrect_action.github.plan import WritePlan
+from selfcorrect_action.action.writes.build import build_plan
+from selfcorrect_action.action.writes.plan import WritePlan
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.state import Attempt, Progress, RunState, Status, Strategy
 from selfcorrect_action.repair.records import Baseline, RepairRecord

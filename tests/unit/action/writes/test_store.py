@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from selfcorrect_action.action.plan_store import load_plans, save_plan
+from selfcorrect_action.action.writes.plan import PlannedComment, WritePlan
+from selfcorrect_action.action.writes.store import load_plans, save_plan
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.naming import report_marker
-from selfcorrect_action.github.plan import PlannedComment, WritePlan
 
 PLAN = WritePlan(repository="o/r", task="#3 refusal", status="none", comment=PlannedComment(
     number=3, marker=report_marker("run=1.1 task=t"), body="words"))

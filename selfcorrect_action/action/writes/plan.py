@@ -27,12 +27,12 @@ from selfcorrect_action.github.naming import (
 )
 from selfcorrect_action.repair.answer import MAX_FILES as MAX_REPAIR_FILES
 from selfcorrect_action.repair.files import refusal, writable
+from selfcorrect_action.report.run_json import RUNS_DIR
 
 PLAN_FORMAT: Literal["selfcorrect.write-plan"] = "selfcorrect.write-plan"
 # 2: a plan may carry a check run. Version 1 plans (none) are still read.
 PLAN_VERSION = 2
 READABLE_VERSIONS = frozenset({1, 2})
-RUNS_DIR = ".selfcorrect/runs"
 # Replaced by the pull request's link when the plan is applied (its URL is not known before).
 PR_LINK_SLOT = "<!-- selfcorrect:pr-link -->"
 # Replaced in the check run's summary by where AUDIT.md is, once it is known whether the

@@ -13,15 +13,14 @@ from pathlib import Path
 
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.env import ActionEnv
-from selfcorrect_action.action.plan_store import load_plans
-from selfcorrect_action.action.publish_targets import publish_targets
 from selfcorrect_action.action.task_run import check_line
+from selfcorrect_action.action.writes.plan import WritePlan
+from selfcorrect_action.action.writes.store import load_plans
+from selfcorrect_action.action.writes.targets import publish_targets
 from selfcorrect_action.errors import UsageError
-from selfcorrect_action.github.apply import apply_plan
 from selfcorrect_action.github.events import IssueLabeled, Trigger
 from selfcorrect_action.github.naming import APPROVAL_PREFIX, body_digest, with_approval
 from selfcorrect_action.github.permissions import may_trigger
-from selfcorrect_action.github.plan import WritePlan
 from selfcorrect_action.records import evolve
 
 
@@ -40,7 +39,10 @@ def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
         if problem := targets.problem_with(plan):
             raise UsageError(f"{path}: {problem}", hint="apply only plans that `mode: plan` "
                              "made for this workflow run's own event")
-        applied = apply_plan(_approved(path, plan, trigger, env), env.forge)
+        applied = env.door.publish(_approved(path, plan, trigger, env))
+        if applied is None:
+            raise UsageError("mode publish applies plans, and this job's door records them",
+                             hint="set `mode: publish` in the job that applies the plans")
         if applied.pull_request is not None:
             urls.append(applied.pull_request.html_url)
         env.say("publish", f"{plan.task}: " + (applied.held_back or (

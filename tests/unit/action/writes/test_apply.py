@@ -3,10 +3,8 @@ the branch rules, the pull request made once, the comment found again, the label
 
 from __future__ import annotations
 
-from selfcorrect_action.github.apply import apply_plan
-from selfcorrect_action.github.forge import CheckRunOutput, FileChange
-from selfcorrect_action.github.naming import TREE_TRAILER, report_marker
-from selfcorrect_action.github.plan import (
+from selfcorrect_action.action.writes.apply import apply_plan
+from selfcorrect_action.action.writes.plan import (
     AUDIT_SLOT,
     PR_LINK_SLOT,
     PlannedCheckRun,
@@ -16,6 +14,8 @@ from selfcorrect_action.github.plan import (
     WritePlan,
     status_labels,
 )
+from selfcorrect_action.github.forge import CheckRunOutput, FileChange
+from selfcorrect_action.github.naming import TREE_TRAILER, report_marker
 from selfcorrect_action.github.pygithub_forge import PyGithubForge
 from selfcorrect_action.records import evolve
 from tests.fakes.github_server import APP_LOGIN, APP_TOKEN, BOT_LOGIN, DEFAULT_REPO, FakeGitHub

@@ -13,11 +13,8 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from selfcorrect_action.action.task import Task
-from selfcorrect_action.github.forge import MAX_CHECK_TEXT, CheckRunOutput, Conclusion, FileChange
-from selfcorrect_action.github.naming import CHECK_NAME_PREFIX, origin_marker
-from selfcorrect_action.github.plan import (
+from selfcorrect_action.action.writes.plan import (
     AUDIT_SLOT,
-    RUNS_DIR,
     PlannedCheckRun,
     PlannedComment,
     PlannedCommit,
@@ -26,10 +23,13 @@ from selfcorrect_action.github.plan import (
     run_files,
     status_labels,
 )
+from selfcorrect_action.github.forge import MAX_CHECK_TEXT, CheckRunOutput, Conclusion, FileChange
+from selfcorrect_action.github.naming import CHECK_NAME_PREFIX, origin_marker
 from selfcorrect_action.loop.state import Attempt, RunState, Status
 from selfcorrect_action.markdown import no_closing_keywords
 from selfcorrect_action.redact import redact
 from selfcorrect_action.report.audit import check_run_markdown, check_run_title
+from selfcorrect_action.report.run_json import RUNS_DIR
 from selfcorrect_action.templating import render
 
 MAX_TITLE_CHARS = 200

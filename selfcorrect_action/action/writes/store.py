@@ -9,9 +9,9 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
+from selfcorrect_action.action.writes.plan import WritePlan
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.fileio import FileProblem, read_bounded, write_atomically
-from selfcorrect_action.github.plan import WritePlan
 
 MAX_PLAN_BYTES = 32 * 1024 * 1024
 

@@ -8,14 +8,14 @@ import re
 import pytest
 from pydantic import ValidationError
 
-from selfcorrect_action.github.forge import FileChange
-from selfcorrect_action.github.plan import (
+from selfcorrect_action.action.writes.plan import (
     PlannedCommit,
     WritePlan,
     path_problem,
     run_files,
     status_labels,
 )
+from selfcorrect_action.github.forge import FileChange
 
 
 def commit(branch: str = "selfcorrect/issue-1", path: str = "scripts/a.py") -> PlannedCommit:
@@ -54,7 +54,7 @@ def test_run_files_go_under_the_run_id() -> None:
 def test_a_plan_writes_only_its_own_labels_comment_and_files() -> None:
     """A plan is data another job applies with write access: it must not carry more than a
     run may write, whoever wrote the file (issue 11: the split recipe)."""
-    from selfcorrect_action.github.plan import PlannedComment, PlannedLabels
+    from selfcorrect_action.action.writes.plan import PlannedComment, PlannedLabels
 
     with pytest.raises(ValidationError, match="status labels"):
         PlannedLabels(number=1, add=["automerge"])

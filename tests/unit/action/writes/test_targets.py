@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from selfcorrect_action.action.context import ActionContext
-from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.env import ActionEnv, open_env
 from selfcorrect_action.action.inputs import ActionInputs
-from selfcorrect_action.action.publish_targets import publish_targets
+from selfcorrect_action.action.writes.plan import PlannedCheckRun, PlannedCommit, WritePlan
+from selfcorrect_action.action.writes.targets import publish_targets
 from selfcorrect_action.github.events import Dispatch, RetryComment
 from selfcorrect_action.github.forge import CheckRunOutput, FileChange
-from selfcorrect_action.github.plan import PlannedCheckRun, PlannedCommit, WritePlan
 from tests.e2e.action.harness import OUTSIDER
 from tests.fakes.github_server import BOT_LOGIN, DEFAULT_REPO, FakeGitHub
 from tests.unit.github.conftest import MakeForge
@@ -25,7 +25,7 @@ def env(tmp_path: Path, make_forge: MakeForge, fake_github: FakeGitHub) -> Actio
                             api_url=fake_github.api_url, server_url="https://gh.example",
                             workspace=tmp_path, run_id="9", run_attempt="1", output_file=None,
                             summary_file=None)
-    return ActionEnv(context, ActionInputs(github_token="t"), make_forge(), {}, [],
+    return open_env(context, ActionInputs(github_token="t"), make_forge(), {}, [],
                      lambda step, message: None)
 
 
