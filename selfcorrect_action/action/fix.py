@@ -1,5 +1,5 @@
 """`/selfcorrect fix` on a pull request: repair mode on the pull request's head, the fix
-pushed as a new commit on its branch (github/apply.py), as pre-commit.ci pushes its autofix
+pushed as a new commit on its branch (action/writes/apply.py), as pre-commit.ci pushes its autofix
 commits. Only for a pull request from this repository: a fork's branch is not ours to push
 to (and its token is read-only), so a fork gets a comment with the command to run locally.
 

@@ -99,7 +99,7 @@ class FileChange(_Record):
 MAX_CHECK_TEXT = 65_535
 MAX_ANNOTATIONS_PER_REQUEST = 50
 # Never `neutral`: GitHub counts it as passing for a required check, so only a verdict that
-# verified something may pass (action/plan_builder.py). `cancelled` blocks a required check
+# verified something may pass (action/writes/build.py). `cancelled` blocks a required check
 # as `failure` does, and says the run was stopped rather than that it failed.
 Conclusion = Literal["success", "failure", "cancelled"]
 

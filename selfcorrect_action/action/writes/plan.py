@@ -121,7 +121,7 @@ class PlannedLabels(_Record):
 class PlannedCheckRun(_Record):
     """The run's verdict as a check run. It names no commit: applying the plan puts it on
     the commit the plan pushes to `branch`, or else on the head of that branch's open pull
-    request, so a plan cannot mark any other commit (github/apply.py)."""
+    request, so a plan cannot mark any other commit (action/writes/apply.py)."""
 
     branch: str
     output: CheckRunOutput

@@ -1,7 +1,7 @@
 """What a plan applied in `mode: publish` may write to, from the publishing job's own event:
 the issue or pull request the event is about and the branch selfcorrect uses for it (a
 dispatch: task branches, no comments). A check run goes on that branch too: on the commit
-the plan pushes there, or the head of its open pull request (github/apply.py), never on a
+the plan pushes there, or the head of its open pull request (action/writes/apply.py), never on a
 commit the plan names. The plan file came from another job; it is data to check, not a list
 of orders."""
 
