@@ -39,7 +39,9 @@ class _Recorder:
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: Any) -> None:
         if not self.collected:
-            self.collected = [item.nodeid for item in session.items]
+            # A path given twice (`pytest . tests/test_a.py`) collects its tests twice under
+            # one node id: a test is one test, however often it was collected.
+            self.collected = list(dict.fromkeys(item.nodeid for item in session.items))
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_xdist_node_collection_finished(self, node: Any, ids: list[str]) -> None:

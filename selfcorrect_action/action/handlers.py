@@ -167,8 +167,10 @@ def _update_validate_comment(env: ActionEnv, trigger: SpecsChanged, problems: li
     """The pull request's one validate comment, updated on every push (made only when
     there is something to say)."""
     body = reporting.validate_comment(problems, files)
-    env.door.comment(trigger.number, VALIDATE_MARKER, body, create=create, unwritten=(
-        " (a pull request from a fork gets a read-only token)" if trigger.from_fork else ""))
+    env.door.comment(
+        trigger.number, VALIDATE_MARKER, body, create=create, plannable=False,
+        why=" (a pull request from a fork gets a read-only token)" if trigger.from_fork else "",
+        then="; the problems are the annotations above")
 
 
 def _validate_check_run(env: ActionEnv, trigger: SpecsChanged, problems: list[str],

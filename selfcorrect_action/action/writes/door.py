@@ -37,10 +37,14 @@ class Door(Protocol):
     the run did, not the run)."""
 
     def comment(self, number: int, marker: str, body: str, *, failed_label: bool = False,
-                create: bool = True, unwritten: str = "") -> None:
+                create: bool = True, plannable: bool = True, why: str = "",
+                then: str = "") -> None:
         """One comment of ours on #number, found again by `marker` and edited; made only
         when `create` (else only an existing one is edited). `failed_label`: the issue is
-        labelled failed too. `unwritten`: what the warning adds when it cannot be written."""
+        labelled failed too. `plannable`: False for a comment no publishing job applies
+        (the validate comment of a pull request event), which a plan leaves out. `why` and
+        `then`: what the warning says before and after GitHub's answer when it cannot be
+        written."""
         ...
 
     def labels(self, number: int, *, add: Sequence[str] = (),
@@ -85,7 +89,8 @@ class ApplyNow:
         self._warn = warn
 
     def comment(self, number: int, marker: str, body: str, *, failed_label: bool = False,
-                create: bool = True, unwritten: str = "") -> None:
+                create: bool = True, plannable: bool = True, why: str = "",
+                then: str = "") -> None:
         try:
             existing = self.forge.find_comment(number, marker)
             if existing is not None:
@@ -99,7 +104,7 @@ class ApplyNow:
                 for name in labels.remove:
                     self.forge.remove_label(number, name)
         except ForgeError as exc:
-            self._warn(f"could not comment on #{number}{unwritten}: {exc.message}")
+            self._warn(f"could not comment on #{number}{why}: {exc.message}{then}")
 
     def labels(self, number: int, *, add: Sequence[str] = (),
                remove: Sequence[str] = ()) -> None:
@@ -146,7 +151,14 @@ class RecordPlan:
         self._say = say
 
     def comment(self, number: int, marker: str, body: str, *, failed_label: bool = False,
-                create: bool = True, unwritten: str = "") -> None:
+                create: bool = True, plannable: bool = True, why: str = "",
+                then: str = "") -> None:
+        if not plannable:
+            # No publishing job applies it (publish.py refuses a pull request event's plan):
+            # said in the log, the problems are the job's annotations.
+            self._say("plan", f"the comment on #{number} is not written: mode plan writes "
+                      "nothing, and no publishing job applies it")
+            return
         if not create:
             # Only an edit of a comment an earlier job wrote: nothing new to say.
             return
@@ -160,7 +172,7 @@ class RecordPlan:
                remove: Sequence[str] = ()) -> None:
         # The running label, the trigger label taken off a refused run: a read-only job
         # cannot, and a plan only sets the final status labels (with its comment).
-        log.info("labels of #%s left to the publishing job (mode: plan)", number)
+        log.info("labels of #%s not changed: mode plan writes none but a plan's own", number)
 
     def check_run(self, head_sha: str, output: CheckRunOutput) -> CheckResult:
         return CheckResult(note=f"no check run on {head_sha[:7]}: mode plan writes nothing, "

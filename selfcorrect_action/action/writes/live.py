@@ -86,8 +86,9 @@ class LiveComment:
             self._state = state
             self._notice = ""
             self._closed = True
-        self._post(self._body(final=False, cancelled=state.interrupted_by or "a cancel"),
-                   "say that the run was cancelled")
+        if self._forge is not None:
+            self._post(self._body(final=False, cancelled=state.interrupted_by or "a cancel"),
+                       "say that the run was cancelled")
 
     def final_body(self, state: RunState) -> str:
         """The last version of the comment, with the slot for the PR link (the plan). No
@@ -98,6 +99,8 @@ class LiveComment:
         return self._body(final=True)
 
     def _edit(self, *, force: bool) -> None:
+        if self._forge is None:  # nothing to post: only the final body is rendered
+            return
         with self._writing:
             with self._lock:
                 if self._closed or (not force

@@ -177,3 +177,22 @@ def test_the_plugin_under_the_host_s_pytest(tmp_path: Path) -> None:
     assert report.record == RunRecord(collected=3, not_run=2,
                                       not_run_ids=("test_x.py::test_b", "test_x.py::test_c"),
                                       stopped="Exit: enough")
+
+
+def test_a_path_given_twice_is_one_collection() -> None:
+    """`pytest -- test_a.py test_a.py` (pytest 7.2): each test collected and run twice under
+    one node id, and the record counts it once."""
+    report = parse_junit_report(FIXTURES / "duplicate_paths.pytest7.xml")
+
+    assert report.record is not None and report.record.collected == 2
+    assert report.incomplete() == ""
+
+
+def test_subtests_break_pytest_s_counts_but_not_the_record() -> None:
+    """pytest 9's own subtests count each subtest in `tests`: a repository's suite is judged
+    by the record alone (counts=False), the frozen tests (the image's pytest, no plugins)
+    by both."""
+    report = parse_junit_report(FIXTURES / "subtests.pytest9.xml")
+
+    assert report.incomplete(counts=False) == ""
+    assert "says 5 tests but holds 2" in report.incomplete()

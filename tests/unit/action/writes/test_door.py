@@ -18,7 +18,12 @@ from selfcorrect_action.action.writes.door import (
 from selfcorrect_action.action.writes.plan import WritePlan
 from selfcorrect_action.action.writes.store import load_plans
 from selfcorrect_action.github.forge import CheckRunOutput
-from selfcorrect_action.github.naming import LABEL_FAILED, LABEL_RUNNING, report_marker
+from selfcorrect_action.github.naming import (
+    LABEL_FAILED,
+    LABEL_RUNNING,
+    VALIDATE_MARKER,
+    report_marker,
+)
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 from tests.unit.github.conftest import MakeForge
 
@@ -66,6 +71,7 @@ def test_mode_plan_writes_nothing_and_records_what_a_later_job_may(
 
     plan.comment(issue, MARKER, f"the run {MARKER}", failed_label=True)
     plan.comment(issue, MARKER, "only an edit", create=False)
+    plan.comment(issue, VALIDATE_MARKER, "validate", plannable=False)
     plan.labels(issue, add=[LABEL_RUNNING], remove=["selfcorrect"])
     check = plan.check_run(fake_github.refs(DEFAULT_REPO)["refs/heads/main"], CHECK)
     live = plan.live_comment(issue, MARKER, task="issue #1", run_url="u", guidance="",
