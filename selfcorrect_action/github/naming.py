@@ -33,10 +33,15 @@ def issue_branch(number: int) -> str:
 def task_branch(spec_path: str) -> str:
     """`.selfcorrect/tasks/Sales Chart.yml` → `selfcorrect/task-sales-chart`: a valid ref
     name whatever the file is called (no spaces, `..`, `~^:?*[`, or a trailing `.lock`)."""
+    return f"{BRANCH_PREFIX}task-{task_slug(spec_path)}"
+
+
+def task_slug(spec_path: str) -> str:
+    """`.selfcorrect/tasks/Sales Chart.yml` → `sales-chart`: what a spec's branch and its
+    verification record are named after."""
     stem = spec_path.rsplit("/", 1)[-1].rsplit(".", 1)[0].lower()
     slug = _UNSAFE.sub("-", stem).strip(".-")
-    slug = re.sub(r"\.{2,}", ".", slug).removesuffix(".lock") or "task"
-    return f"{BRANCH_PREFIX}task-{slug[:80]}"
+    return (re.sub(r"\.{2,}", ".", slug).removesuffix(".lock") or "task")[:80]
 
 
 def is_ours(branch: str) -> bool:

@@ -1,0 +1,76 @@
+"""Re-verification with no model call: the committed script through the loop's own
+execute and evaluate steps (the sandbox, the contract, the frozen or recorded tests), as
+its first and only attempt. The seam a regeneration, a resumed run or the benchmark starts
+from given code through: `given_attempt` makes the attempt, `reverify` judges it.
+
+The judge (layer 3) is not asked: a re-verification costs no tokens. What the record holds
+beyond the spec (the contract as planned, tests a model wrote) is used as recorded; fields
+the spec itself writes win, as they do in a run."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from pathlib import Path, PurePosixPath
+
+from selfcorrect_action.choices import Runtime
+from selfcorrect_action.llm.models import ChatRequest, ChatResponse, ModelTiers
+from selfcorrect_action.loop.deps import Deps, Executor, utc_now
+from selfcorrect_action.loop.evaluate import evaluate
+from selfcorrect_action.loop.execute import execute
+from selfcorrect_action.loop.generate import code_sha
+from selfcorrect_action.loop.state import Attempt, RunState, Strategy
+from selfcorrect_action.records import evolve
+from selfcorrect_action.sandbox.models import InputFile
+from selfcorrect_action.spec import LoadedSpec, user_contract_fields
+from selfcorrect_action.verified.record import VerifiedRecord
+
+GIVEN_MODEL = "(the committed script)"
+
+
+class NoModel:
+    """The LLM seam of a run that must not call a model: any call is a bug."""
+
+    def complete(self, request: ChatRequest) -> ChatResponse:
+        raise AssertionError(f"a re-verification asked a model ({request.purpose})")
+
+
+def given_attempt(code: str, *, index: int = 1, model: str = GIVEN_MODEL) -> Attempt:
+    """An attempt whose code was given rather than generated."""
+    return Attempt(index=index, strategy=Strategy.INITIAL, tier="cheap", model=model,
+                   code=code, code_sha=code_sha(code))
+
+
+def reverify_state(loaded: LoadedSpec, record: VerifiedRecord | None, code: str, *,
+                   runtime: Runtime = "runc") -> RunState:
+    """The state a re-verification runs: the spec as it is now, the contract and the
+    model-written tests from the record, the given code as attempt 1, no judge."""
+    spec = evolve(loaded.spec, {"judge": False})
+    written = user_contract_fields(loaded.spec)
+    contract = loaded.spec.contract
+    if record is not None:
+        contract = evolve(record.contract, {name: getattr(loaded.spec.contract, name)
+                                            for name in written})
+    tests = {path.name: path.read_text(encoding="utf-8") for path in loaded.test_paths}
+    from_model = not tests and record is not None and bool(record.model_tests)
+    if from_model and record is not None:
+        tests = dict(record.model_tests)
+    models = ModelTiers.model_validate(record.models) if record and record.models else (
+        ModelTiers())
+    return RunState(
+        run_id=uuid.uuid4().hex[:12], started_at=utc_now(), spec_source=loaded.source,
+        spec=spec, user_contract_fields=sorted(written),
+        output_name=PurePosixPath(str(loaded.output_path)).name, contract=contract,
+        tests=tests, tests_written_by_plan=from_model,
+        inputs=[path.name for path in loaded.input_paths], models=models,
+        runtime=runtime,
+        attempts=[given_attempt(code)])
+
+
+def reverify(state: RunState, loaded: LoadedSpec, sandbox: Executor, work_root: Path, *,
+             on_event: Callable[[str, str], None] = lambda step, message: None) -> RunState:
+    """`state` (reverify_state) with its one attempt executed and judged by layers 1-2."""
+    deps = Deps(llm=NoModel(), sandbox=sandbox, work_root=work_root,
+                inputs=[InputFile(path=path.name, data=path.read_bytes())
+                        for path in loaded.input_paths], on_event=on_event)
+    return evaluate(execute(state, deps), deps)
