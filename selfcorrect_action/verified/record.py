@@ -132,14 +132,17 @@ def parse_record(text: str, where: str) -> VerifiedRecord:
 
 
 def _line_of(text: str, loc: tuple[int | str, ...]) -> int:
-    """The line of the first key of `loc` in the pretty-printed JSON (1 when not found)."""
+    """The line of the field at `loc` in the pretty-printed JSON: each key searched for from
+    the line of the one before it (1 when not found)."""
+    lines = text.splitlines()
+    found = 0
     for part in loc:
-        if isinstance(part, str):
-            needle = json.dumps(part) + ":"
-            for number, line in enumerate(text.splitlines(), 1):
-                if line.strip().startswith(needle):
-                    return number
-    return 1
+        if not isinstance(part, str):
+            continue
+        needle = json.dumps(part) + ":"
+        found = next((number for number in range(found, len(lines))
+                      if lines[number].strip().startswith(needle)), found)
+    return found + 1
 
 
 def relative(root: Path, path: Path) -> str:
