@@ -25,7 +25,11 @@ from selfcorrect_action.choices import (
     RUNTIMES,
     STRUCTURED_CHOICES,
 )
-from selfcorrect_action.cli_history import add_history_verbs, add_run_history_flags
+from selfcorrect_action.cli_history import (
+    add_history_folder,
+    add_history_verbs,
+    add_run_history_flags,
+)
 from selfcorrect_action.errors import SelfcorrectError, UsageError, interrupted_by
 from selfcorrect_action.redact import redact, redact_data, secrets_from_env
 from selfcorrect_action.runs.cancel import CancelToken, cancel_on_signals
@@ -310,6 +314,35 @@ def _run_config(args: argparse.Namespace) -> int:
     return show_config(_resolved_settings(args), as_json=args.json)
 
 
+def _add_verify(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "verify", help="reproduce a recorded verdict: the script run again, no model call",
+        description="Run the script a verdict was recorded for again in the sandbox, with no "
+        "model call, and compare: the verdict, the digests of the script, inputs and tests, "
+        "the image, the runtime, each test's outcome. Prints `reproduced: passed` or what "
+        "differs. Exit 0 when the verdict is reproduced (differences listed), 1 when it is "
+        "not, 2 for a RUN that names nothing to verify. The judge (layer 3) is not asked.",
+    )
+    p.add_argument("ref", metavar="RUN|PATH",
+                   help="a verification record (.selfcorrect/lock/<task>.json), a spec file "
+                   "(its record), a run id from `selfcorrect history`, or a run.json (or the "
+                   "folder holding it)")
+    p.add_argument("--runtime", choices=list(RUNTIMES),
+                   help="container runtime for the sandbox (default: the run's own, else "
+                   "SELFCORRECT_RUNTIME, else runc)")
+    add_history_folder(p)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(handler=_run_verify)
+
+
+def _run_verify(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.verify_cmd import verify
+    from selfcorrect_action.runs.settings import history_folder
+
+    return verify(args.ref, history_folder(os.environ, args.history), runtime=args.runtime,
+                  as_json=args.json, environ=os.environ)
+
+
 def _help_of(parser: argparse.ArgumentParser) -> Handler:
     """A bare `selfcorrect` (or `selfcorrect sandbox`) shows what it can do, not an error."""
     def show(args: argparse.Namespace) -> int:
@@ -419,7 +452,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND",
                                 parser_class=_Parser)
     for add in (_add_run, _add_exec, _add_config, _add_sandbox, _add_validate, _add_action,
-                _add_bench, _add_mcp):
+                _add_bench, _add_mcp, _add_verify):
         add(sub)
     add_history_verbs(sub, _Parser)
     return parser
