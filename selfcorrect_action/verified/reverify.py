@@ -49,8 +49,11 @@ def reverify_state(loaded: LoadedSpec, record: VerifiedRecord | None, code: str,
     written = user_contract_fields(loaded.spec)
     contract = loaded.spec.contract
     if record is not None:
+        # Whole top-level fields, as the plan step merges them: `artifacts.0.kind` is in
+        # `written` too, and a user-written `artifacts` list wins whole.
+        top = {name.split(".", 1)[0] for name in written}
         contract = evolve(record.contract, {name: getattr(loaded.spec.contract, name)
-                                            for name in written})
+                                            for name in top})
     tests = {path.name: path.read_text(encoding="utf-8") for path in loaded.test_paths}
     from_model = not tests and record is not None and bool(record.model_tests)
     if from_model and record is not None:
