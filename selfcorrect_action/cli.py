@@ -143,6 +143,44 @@ def _run_validate(args: argparse.Namespace) -> int:
     return validate_files(args.files, check_files=args.check_files)
 
 
+def _add_check(sub: Subparsers) -> None:
+    p = sub.add_parser(
+        "check",
+        help="are the committed scripts still what was verified? (no model call)",
+        description="Compare each spec's script, inputs, tests, fields and the sandbox image "
+        "with its record in .selfcorrect/lock/: verified (nothing runs), or changed and "
+        "re-verified in the sandbox (passes, fails), stale (the prompt changed), missing, "
+        "orphaned, invalid. Exit 1 for a failure (with --strict also stale, missing, "
+        "orphaned, or changed without Docker), 2 for a spec or record that does not read.",
+    )
+    p.add_argument("paths", type=Path, nargs="*", metavar="SPEC",
+                   help="task specs, or records under .selfcorrect/lock/ (default: every spec "
+                   "of .selfcorrect/tasks/*.yml and every record)")
+    p.add_argument("--touched", action="store_true",
+                   help="the SPEC arguments are files a commit touches (what pre-commit "
+                   "passes): check the specs whose spec, record, inputs, tests or script "
+                   "are among them")
+    p.add_argument("--strict", action="store_true",
+                   help="exit 1 for stale, missing and orphaned too, and for a change not "
+                   "re-verified (no Docker engine)")
+    p.add_argument("--update-lock", action="store_true",
+                   help="record a change that was re-verified and passes (a hand edit); write "
+                   "a first record for a missing spec whose script is there and passes")
+    p.add_argument("--runtime", choices=list(RUNTIMES),
+                   help="container runtime for re-verifications: runc or runsc (gVisor) "
+                   "(default runc, or SELFCORRECT_RUNTIME)")
+    p.add_argument("--json", action="store_true", help="print a JSON list, one result a spec")
+    p.set_defaults(handler=_run_check)
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    from selfcorrect_action.commands.check_cmd import check
+
+    return check(args.paths, touched_files=args.touched, as_json=args.json,
+                 strict=args.strict, update_lock=args.update_lock, runtime=args.runtime,
+                 environ=os.environ, cancel=args.cancel)
+
+
 def _add_run(sub: Subparsers) -> None:
     p = sub.add_parser(
         "run",
@@ -451,8 +489,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.set_defaults(handler=_help_of(parser))
     sub = parser.add_subparsers(dest="command", title="commands", metavar="COMMAND",
                                 parser_class=_Parser)
-    for add in (_add_run, _add_exec, _add_config, _add_sandbox, _add_validate, _add_action,
-                _add_bench, _add_mcp, _add_verify):
+    for add in (_add_run, _add_exec, _add_config, _add_sandbox, _add_validate, _add_check,
+                _add_action, _add_bench, _add_mcp, _add_verify):
         add(sub)
     add_history_verbs(sub, _Parser)
     return parser

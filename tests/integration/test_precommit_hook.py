@@ -71,3 +71,31 @@ def test_the_hook_fails_a_bad_spec_with_its_location(
     # Only the task specs were passed in: other/unrelated.yml is not a spec.
     assert "2 files checked, 1 with problems" in output
     assert "unrelated.yml" not in output
+
+
+def test_the_check_hook_compares_digests_where_there_is_no_docker(
+    tmp_path: Path, pytestconfig: pytest.Config
+) -> None:
+    """selfcorrect-check as pre-commit.ci runs it, without a Docker engine (DOCKER_HOST
+    names a socket nothing listens on): the spec whose input a commit changed is named as
+    changed, not re-verified, and the hook passes."""
+    from tests.check_repo import SPEC, make_repo, record_as_is, write
+
+    repo = make_repo(tmp_path / "user-repo")
+    record_as_is(repo)
+    write(repo, "data/sales.csv", "amount\n1\n")
+    git(repo, "add", "-A")
+    cache = getattr(pytestconfig, "cache", None)
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pre-commit-home"),
+           "PIP_CACHE_DIR": str(cache.mkdir("pip") if cache else tmp_path),
+           "DOCKER_HOST": "unix:///nonexistent/docker.sock"}
+    result = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(PROJECT), "selfcorrect-check",
+         "--color", "never", "--verbose"],
+        cwd=repo, capture_output=True, text=True, timeout=TIMEOUT_S, env=env)
+    output = result.stdout + result.stderr
+
+    assert result.returncode == 0, output
+    assert (f"{SPEC}  changed         input data/sales.csv (changed); not re-verified: "
+            "no Docker engine") in output
+    assert "needs Docker" in output

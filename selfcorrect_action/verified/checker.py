@@ -1,0 +1,324 @@
+"""`selfcorrect check` as a function (issue 36): for each spec, its record against the
+repository's digests; a change re-verified in the sandbox with no model call; with
+`update_lock`, a passing re-verification recorded. The decisions are check.py's; this
+module reads the files, runs the sandbox (check_sandbox.py) and writes records.
+
+Paths are repository-relative and `/`-separated, as records name them. What only a
+re-verification needs (the loop's steps) is imported when one runs: a check of specs that
+all match starts no container and should not pay for the loop's imports either (issue
+36's target: 50 verified specs in under 2 s)."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Callable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+from selfcorrect_action.choices import Runtime
+from selfcorrect_action.errors import SpecError, UsageError
+from selfcorrect_action.fileio import FileProblem, read_bounded
+from selfcorrect_action.redact import redact, secrets_from_env
+from selfcorrect_action.sandbox.client import Sandbox
+from selfcorrect_action.sandbox.docker_engine import DockerEngine
+from selfcorrect_action.sandbox.egress.policy import require_credentials, secret_values
+from selfcorrect_action.sandbox.models import Limits
+from selfcorrect_action.spec import LoadedSpec, load_spec_text
+from selfcorrect_action.spec_files import read_spec_text
+from selfcorrect_action.verified.changes import Change, changes
+from selfcorrect_action.verified.check import (
+    CheckStatus,
+    after_reverify,
+    first_look,
+    may_update_lock,
+)
+from selfcorrect_action.verified.check_sandbox import CheckSandbox
+from selfcorrect_action.verified.fingerprint import MAX_FILE_BYTES, Fingerprint, fingerprint
+from selfcorrect_action.verified.record import (
+    LOCK_DIR,
+    VerifiedRecord,
+    load_record,
+    lock_path,
+    save_record,
+)
+from selfcorrect_action.verified.results import CheckResult
+
+if TYPE_CHECKING:
+    from selfcorrect_action.loop.deps import Executor
+    from selfcorrect_action.loop.state import RunState
+
+Say = Callable[[str], None]
+ISSUE = "issue #"
+
+
+def check_specs(root: Path, specs: Sequence[str], *, records: Sequence[str] = (),
+                update_lock: bool = False, runtime: Runtime = "runc",
+                sandbox_image: str | None = None, environ: Mapping[str, str] | None = None,
+                on_progress: Say | None = None, engine: DockerEngine | None = None,
+                stoppable: Callable[[Sandbox], Executor] | None = None
+                ) -> list[CheckResult]:
+    """Each of `specs` (its record at lock_path), then each of `records` that no spec of
+    `specs` owns: its spec checked through it when the file is there, else orphaned.
+    `stoppable`: what a re-verification's sandbox is wrapped in (a cancel from another
+    thread kills its script: runs/stoppable.py)."""
+    environ = os.environ if environ is None else environ
+    say = on_progress or (lambda line: None)
+    found_specs, early = record_targets(root, specs, records)
+    targets = [(spec, lock_path(spec)) for spec in specs] + found_specs
+    with CheckSandbox(runtime=runtime, environ=environ, say=say, engine=engine,
+                      sandbox_image=sandbox_image, stoppable=stoppable) as sandbox:
+        checker = _Checker(root, sandbox, environ, say, update_lock=update_lock)
+        results = [checker.check(spec, record) for spec, record in targets]
+    for result in early:
+        say(f"{result.spec}: {result.status.value} ({result.record})")
+    return results + early
+
+
+def all_records(root: Path) -> list[str]:
+    """Every record under .selfcorrect/lock/."""
+    return sorted(f"{LOCK_DIR}/{path.name}" for path in (root / LOCK_DIR).glob("*.json")
+                  if path.is_file())
+
+
+def is_record_path(path: str) -> bool:
+    pure = PurePosixPath(path)
+    return pure.parent.as_posix() == LOCK_DIR and pure.suffix == ".json"
+
+
+def record_targets(root: Path, specs: Sequence[str], records: Sequence[str]
+                   ) -> tuple[list[tuple[str, str]], list[CheckResult]]:
+    """The records no spec of `specs` owns: (spec, record) for those whose spec is there
+    (a spec outside the tasks glob), results for the orphaned and the unreadable."""
+    owned = {lock_path(spec) for spec in specs}
+    targets: list[tuple[str, str]] = []
+    results: list[CheckResult] = []
+    for path in records:
+        if path in owned:
+            continue
+        try:
+            record = load_record(root / path, shown=path)
+        except SpecError as exc:
+            results.append(_invalid(path, path, exc.problems))
+            continue
+        if record is None:
+            results.append(_invalid(path, path, [f"{path}:1:1: no such record"]))
+        elif record.spec not in specs and ((root / record.spec).is_file()
+                                           or is_issue_born(record)):
+            targets.append((record.spec, path))
+        else:
+            results.append(CheckResult(spec=record.spec, status=CheckStatus.ORPHANED,
+                                       record=path, script=record.script.path))
+    return targets, results
+
+
+def touched(root: Path, specs: Sequence[str], files: Sequence[str]
+            ) -> tuple[list[str], list[str]]:
+    """The specs whose spec file, record, inputs, tests or script are among `files` (what a
+    commit touches), and the records no spec of `specs` owns whose files are among them
+    (an issue's script, a spec outside the tasks glob)."""
+    changed = set(files)
+    chosen = [spec for spec in specs if changed & _files_of(root, spec)]
+    owned = {lock_path(spec) for spec in specs}
+    return chosen, [path for path in all_records(root)
+                    if path not in owned and changed & _record_files(root, path)]
+
+
+def _files_of(root: Path, spec: str) -> set[str]:
+    try:
+        loaded = load_repo_spec(root, spec)
+    except SpecError:
+        return {spec, lock_path(spec)}  # checked when its own file is touched
+    found = {*loaded.spec.inputs, *loaded.spec.tests, loaded.spec.output or ""}
+    return found | _record_files(root, lock_path(spec)) | {spec}
+
+
+def _record_files(root: Path, path: str) -> set[str]:
+    try:
+        record = load_record(root / path)
+    except SpecError:
+        return {path}
+    if record is None:
+        return {path}
+    return {path, record.spec, record.script.path,
+            *(item.path for item in [*record.inputs, *record.tests])}
+
+
+def is_issue_born(record: VerifiedRecord) -> bool:
+    """A script born of an issue: its record names the issue (`issue #12`, as the action
+    labels the task) and the committed run.json that holds its spec (action/task_run.py)."""
+    return record.spec.startswith(ISSUE) and bool(record.run_record)
+
+
+def issue_spec(root: Path, record: VerifiedRecord, where: str) -> LoadedSpec:
+    """The spec of an issue's script, from the run.json its record points at."""
+    from selfcorrect_action.report.run_json import load_run_json  # the loop's state: lazily
+
+    try:
+        data = read_bounded(root / record.run_record, MAX_FILE_BYTES)
+        state = load_run_json(data.decode("utf-8", errors="replace"))
+    except FileProblem as exc:
+        raise SpecError([f"{where}:1:1: its run record {record.run_record}: {exc.problem}"
+                         f"\n  hint: {exc.hint}"]) from exc
+    except UsageError as exc:
+        raise SpecError([f"{record.run_record}:1:1: {exc.message}\n  hint: {exc.hint}"]
+                        ) from exc
+    return LoadedSpec(state.spec, record.spec, root.resolve())
+
+
+def load_repo_spec(root: Path, spec: str) -> LoadedSpec:
+    """The spec at repository path `spec`, its problems located by that path."""
+    path = root / spec
+    try:
+        inside = path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        inside = False
+    if not inside:
+        raise SpecError([f"{spec}:1:1: the spec is a link to a file outside the repository"
+                         "\n  hint: commit the spec itself, not a link"])
+    try:
+        text = read_spec_text(path)
+    except SpecError as exc:
+        raise SpecError([problem.replace(str(path), spec, 1) for problem in exc.problems]
+                        ) from exc
+    return dataclasses.replace(load_spec_text(text, spec, root=root, name=spec), path=path)
+
+
+def _invalid(spec: str, record: str | None, problems: list[str]) -> CheckResult:
+    return CheckResult(spec=spec, status=CheckStatus.INVALID, record=record,
+                       problems=problems)
+
+
+class _Checker:
+    def __init__(self, root: Path, sandbox: CheckSandbox, environ: Mapping[str, str],
+                 say: Say, *, update_lock: bool) -> None:
+        self.root = root
+        self.sandbox = sandbox
+        self.environ = environ
+        self.update_lock = update_lock
+        self._say = say
+        self._secrets = secrets_from_env(environ)
+        self._runs = 0
+
+    def check(self, spec: str, record_path: str) -> CheckResult:
+        result = self._check(spec, record_path)
+        said = result.status.value.replace("_", " ")
+        if result.status is CheckStatus.CHANGED and result.no_docker:
+            said += " (not re-verified: no Docker engine)"
+        self.say(f"{spec}: {said}" + (
+            f" ({result.category}: {result.evidence})" if result.evidence else ""))
+        return result
+
+    def say(self, line: str) -> None:
+        self._say(redact(line, secrets=self._secrets))
+
+    def _check(self, spec: str, record_path: str) -> CheckResult:
+        try:
+            loaded, record = self._load(spec, record_path)
+            now = fingerprint(loaded) if loaded.spec.kind != "repair" else None
+        except SpecError as exc:
+            return _invalid(spec, record_path if (self.root / record_path).exists() else None,
+                            exc.problems)
+        except FileProblem as exc:
+            return _invalid(spec, None, [f"{spec}:1:1: {exc.problem}\n  hint: {exc.hint}"])
+        if now is None:
+            return CheckResult(spec=spec, status=CheckStatus.NOT_APPLICABLE)
+        self._secrets = [*secrets_from_env(self.environ),
+                         *secret_values(loaded.spec.contract.network, self.environ)]
+        return self._compare(loaded, record, now, record_path if record else None)
+
+    def _load(self, spec: str, record_path: str
+              ) -> tuple[LoadedSpec, VerifiedRecord | None]:
+        if not spec.startswith(ISSUE):
+            loaded = load_repo_spec(self.root, spec)
+            return loaded, self._record(loaded, spec, record_path)
+        record = load_record(self.root / record_path, shown=record_path)
+        if record is None:
+            raise SpecError([f"{record_path}:1:1: no such record"])
+        return issue_spec(self.root, record, record_path), record
+
+    def _record(self, loaded: LoadedSpec, spec: str, path: str) -> VerifiedRecord | None:
+        if loaded.spec.kind == "repair":
+            return None
+        record = load_record(self.root / path, shown=path)
+        if record is not None and record.spec != spec:
+            raise SpecError([f"{path}:1:1: this record is for {record.spec}, not {spec}: two "
+                             "specs of one file name share one record\n  hint: rename one "
+                             "of the specs"])
+        return record
+
+    def _compare(self, loaded: LoadedSpec, record: VerifiedRecord | None, now: Fingerprint,
+                 record_path: str | None) -> CheckResult:
+        image = self.sandbox.image() if record is not None and now.script else None
+        found = changes(record, now, image) if record is not None else []
+        status = first_look(loaded.spec.kind, record, now, found)
+        base = CheckResult(spec=loaded.source, status=status, record=record_path,
+                           script=str(loaded.spec.output), changes=[str(c) for c in found],
+                           no_docker=bool(self.sandbox.no_engine))
+        if status is CheckStatus.CHANGED and self.sandbox.no_engine:
+            return base
+        if status is CheckStatus.CHANGED or (
+                status is CheckStatus.MISSING and self.update_lock and now.script is not None
+                and self.sandbox.image() is not None):
+            return self._reverify(loaded, record, now, found, base)
+        return base
+
+    def _reverify(self, loaded: LoadedSpec, record: VerifiedRecord | None, now: Fingerprint,
+                  found: list[Change], base: CheckResult) -> CheckResult:
+        try:
+            require_credentials(loaded.spec.contract.network, self.environ)
+        except UsageError as exc:
+            return base.model_copy(update={"status": CheckStatus.INVALID,
+                                           "problems": [f"{loaded.source}:1:1: {exc}"]})
+        what = ", ".join(base.changes) or "no record"
+        self.say(f"{loaded.source}: {what}: re-verifying {base.script} in the sandbox "
+                 f"({self.sandbox.runtime}, no model call)")
+        done = self._run(loaded, record, _script_text(loaded))
+        attempt = done.last
+        assert attempt is not None and attempt.verdict is not None
+        verdict = attempt.verdict
+        status = after_reverify(found, passed=verdict.passed)
+        result = base.model_copy(update={
+            "status": status, "reverified": "passed" if verdict.passed else "failed",
+            "failed_layer": verdict.failed_layer, "took_ms": attempt.duration_ms,
+            "sandbox_ms": sum(run.duration_ms for run in (
+                attempt.execution, attempt.test_execution) if run is not None),
+            "category": verdict.category.value if verdict.category else None,
+            "evidence": redact(verdict.evidence, secrets=self._secrets)})
+        return self._lock(loaded, record, now, done, result)
+
+    def _run(self, loaded: LoadedSpec, record: VerifiedRecord | None, code: str) -> RunState:
+        from selfcorrect_action.verified.reverify import reverify, reverify_state
+
+        state = reverify_state(loaded, record, code, runtime=self.sandbox.runtime)
+        executor = self.sandbox.executor(Limits(memory_mb=state.contract.memory_mb), code)
+        assert self.sandbox.work_root is not None
+        self._runs += 1
+        return reverify(state, loaded, executor, self.sandbox.work_root / str(self._runs),
+                        on_event=lambda step, message: self.say(f"{loaded.source}: {message}"))
+
+    def _lock(self, loaded: LoadedSpec, record: VerifiedRecord | None, now: Fingerprint,
+              done: RunState, result: CheckResult) -> CheckResult:
+        image = self.sandbox.image()
+        if not self.update_lock or image is None or not may_update_lock(result.status):
+            return result
+        from selfcorrect_action.verified.lock_update import accepted, first_record
+
+        at = datetime.now(UTC).isoformat(timespec="seconds")
+        if record is None:
+            save_record(self.root, first_record(loaded, done, now, image, verified_at=at))
+            return result.model_copy(update={"lock": "written", "record": lock_path(
+                loaded.source)})
+        save_record(self.root, accepted(record, now, image, verified_at=at))
+        return result.model_copy(update={"lock": "updated", "record": lock_path(
+            loaded.source)})
+
+
+def _script_text(loaded: LoadedSpec) -> str:
+    """The committed script as its bytes decode (what Python would read)."""
+    try:
+        data = read_bounded(loaded.output_path, MAX_FILE_BYTES)
+    except FileProblem as exc:
+        raise UsageError(f"{loaded.spec.output}: {exc.problem}", hint=exc.hint) from exc
+    return data.decode("utf-8", errors="replace")

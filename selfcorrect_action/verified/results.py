@@ -1,0 +1,40 @@
+"""What `selfcorrect check` says of each spec: the list `--json` prints, and what the
+summary table (templates/reports/check_summary.txt.j2) renders. Every string in it is
+redacted by whoever builds it."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from selfcorrect_action.verified.check import CheckStatus
+
+
+class CheckResult(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    spec: str = Field(description="the spec file, relative to the repository root (for an "
+                      "orphaned record: the spec it names)")
+    status: CheckStatus
+    record: str | None = Field(default=None, description="its verification record, if any")
+    script: str | None = Field(default=None, description="the script the spec's output names")
+    changes: list[str] = Field(default_factory=list, description="what changed since the "
+                               "record, e.g. 'input data/sales.csv (changed)'")
+    reverified: Literal["passed", "failed"] | None = Field(
+        default=None, description="the committed script's verdict in the sandbox; None when "
+        "it did not run")
+    failed_layer: str | None = None
+    category: str | None = None
+    evidence: str = ""
+    took_ms: int | None = Field(default=None, description="the re-verification, from asking "
+                                "for its container to the verdict")
+    sandbox_ms: int | None = Field(default=None, description="how long the script, then its "
+                                   "tests, ran in their containers")
+    no_docker: bool = Field(default=False, description="a change that could not be "
+                            "re-verified: no Docker engine answered")
+    lock: Literal["updated", "written"] | None = Field(
+        default=None, description="--update-lock: the record rewritten with today's digests "
+        "(updated), or a first record written (written)")
+    problems: list[str] = Field(default_factory=list, description="invalid: the located "
+                                "problems of the spec or its record")
