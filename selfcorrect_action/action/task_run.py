@@ -28,10 +28,11 @@ from selfcorrect_action.github.naming import (
 from selfcorrect_action.history.artifacts import KeptArtifact
 from selfcorrect_action.loop.state import Origin, RunState, Status
 from selfcorrect_action.records import evolve
-from selfcorrect_action.report.run_json import RUNS_DIR
+from selfcorrect_action.report.run_json import RUN_JSON, RUNS_DIR
 from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.pipeline import Connections, Finished
+from selfcorrect_action.runs.published import RecordTarget
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import (
     ENV_MLFLOW,
@@ -97,7 +98,7 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
             comment_body=live.final_body(done.state) if live else None,
             comment_marker=live.marker if live else None,
             draft_on_failure=inputs.draft_on_failure, secrets=secrets,
-            run_url=context.run_url)
+            run_url=context.run_url, verified=done.verified)
         return plan, _publish(plan, door, done.state, say)
 
     events = RunEvents(on_event=on_event, on_state=live.on_state if live else _no_state)
@@ -105,7 +106,8 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
     reports_dir = context.workspace / RUNS_DIR / prepared.state.run_id
     outcome = pipeline.run(prepared, environ=environ, secrets=secrets, events=events,
                            cancel=cancel, reports_dir=reports_dir,
-                           publish=publish, connections=connections)
+                           publish=publish, connections=connections,
+                           record=record_target(task, prepared.state.run_id))
     viewer = write_viewer(reports_dir, task, outcome.state, outcome.artifacts, secrets, say)
     if outcome.interruption is not None:
         # Not published (a cancelled job's run is not a result), but the comment says how
@@ -122,6 +124,15 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
         code = 1  # passed, but not published: a person's commit is in the way
     return TaskOutcome(task, outcome.state, plan, applied, outcome.report_paths.audit_md, code,
                        viewer)
+
+
+def record_target(task: Task, run_id: str) -> RecordTarget | None:
+    """How a script's header and record name its spec: its path in the repository, or
+    `issue #12` for an issue's, whose spec is in no file the commit carries but in the
+    committed run.json the record points at (issue 36). A repair has no record."""
+    if task.loaded.spec.kind not in ("script", "function"):
+        return None
+    return RecordTarget(spec=task.label, run_record=f"{RUNS_DIR}/{run_id}/{RUN_JSON}")
 
 
 def origin(context: ActionContext) -> Origin:

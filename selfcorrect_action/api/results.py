@@ -21,7 +21,8 @@ from selfcorrect_action.taxonomy import Category, Check, Layer, Verdict
 RunStatus = Literal["passed", "exhausted", "stopped", "cancelled", "error"]
 # The keys `selfcorrect run --json` prints (the CLI leaves out the code and the summary).
 RUN_JSON_KEYS = ("status", "stop_reason", "attempts", "tokens", "cost_usd", "replayed",
-                 "output", "run_json", "audit", "stale", "cautions", "run_id", "history")
+                 "output", "run_json", "audit", "stale", "cautions", "run_id", "history",
+                 "applied", "not_applied", "record")
 
 
 class _Result(BaseModel):
@@ -61,11 +62,13 @@ class RunResult(_Result):
     diff: str | None = Field(default=None, description="a passing repair's unified diff "
                              "against the repository as it was")
     diff_path: str | None = Field(default=None, description="where that diff was written")
-    applied: bool = Field(default=False, description="the repair was written into the "
-                          "repository (apply)")
+    applied: bool = Field(default=False, description="the repair, or the script with its "
+                          "header and record, was written into the repository (apply)")
     not_applied: str | None = Field(default=None, description="why apply wrote nothing into "
                                     "the repository (work there changed since the run read "
                                     "it); the files are in the output folder instead")
+    record: str | None = Field(default=None, description="apply, a script: where its "
+                               "verification record was written (.selfcorrect/lock/...)")
 
 
 def run_result(done: FolderRun, *, secrets: Sequence[str]) -> RunResult:
@@ -91,8 +94,9 @@ def run_result(done: FolderRun, *, secrets: Sequence[str]) -> RunResult:
         "changed_files": [str(path) for path in repair.files] if repair else [],
         "diff": state.last.diff if fixed and state.last is not None else None,
         "diff_path": str(repair.diff) if repair and repair.diff else None,
-        "applied": bool(repair and repair.applied),
-        "not_applied": (repair.refused or None) if repair else None,
+        "applied": repair.applied if repair else written.applied,
+        "not_applied": (repair.refused if repair else written.refused) or None,
+        "record": str(written.record) if written.record else None,
     }
     return RunResult.model_validate(redact_data(data, secrets=secrets, keep=_STATUS_WORDS))
 

@@ -6,7 +6,8 @@ The run itself is runs/pipeline.py's (the action's, the benchmark's, the API's t
 a folder as the API's runs do (runs/publish.py); what is particular to this front end is the
 terminal: progress lines and the final summary. A repair writes its changed files and their
 diff there instead, or with `--apply` writes the files into the repository
-(runs/repair_output.py).
+(runs/repair_output.py); a script with `--apply` goes into the repository at its `output:`
+path with its header, and its verification record beside (runs/script_apply.py).
 """
 
 from __future__ import annotations
@@ -21,7 +22,6 @@ from rich.markup import escape
 
 from selfcorrect_action.api.results import RUN_JSON_KEYS, run_result
 from selfcorrect_action.api.tasks import default_out_dir, load_task
-from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.redact import redact, secrets_from_env
 from selfcorrect_action.report.view import cautions
@@ -46,7 +46,9 @@ class RunOptions:
     out_dir: Path | None = None
     as_json: bool = False
     overwrite_record: bool = False
-    apply: bool = False  # kind repair: write the changed files into the repository
+    # Write into the repository: a repair's changed files, or a script with its header and
+    # its verification record (runs/script_apply.py).
+    apply: bool = False
 
 
 def run_spec(options: RunOptions, *, environ: Mapping[str, str],
@@ -54,10 +56,6 @@ def run_spec(options: RunOptions, *, environ: Mapping[str, str],
     secrets = secrets_from_env(environ)
     settings = options.settings
     loaded = load_task(options.task)
-    if options.apply and loaded.spec.kind != "repair":
-        raise UsageError("--apply writes a repair's changed files into the repository; "
-                         f"{loaded.source} is a kind {loaded.spec.kind} spec",
-                         hint="drop --apply: the script is written to --out")
     prepared = prepare(loaded, settings, environ=environ, secrets=secrets)
     out_dir = writable_folder(options.out_dir or default_out_dir(loaded), "--out")
     if settings.record is not None:
@@ -122,6 +120,7 @@ def print_outcome(done: FolderRun, *, as_json: bool, secrets: list[str]) -> None
     state, paths, written = done.outcome.state, done.outcome.report_paths, done.written
     assert paths is not None
     print(redact(render("reports/run_summary.txt.j2", state=state, output=written.script,
+                        written=written,
                         audit=paths.audit_md, run_json=paths.run_json, stale=written.stale,
                         cautions=cautions(state), history=done.outcome.history),
                  secrets=secrets), end="")

@@ -17,6 +17,7 @@ from selfcorrect_action.llm.models import ModelTiers, Tier
 from selfcorrect_action.llm.server_probe import ServerInfo
 from selfcorrect_action.records import evolve
 from selfcorrect_action.repair.records import RepairRecord, ReviewOutcome
+from selfcorrect_action.sandbox.identity import ImageIdentity
 from selfcorrect_action.sandbox.models import ExecutionResult
 from selfcorrect_action.spec import Budget, TaskSpec
 from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
@@ -45,7 +46,11 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 # 8: status `cancelled` (issue 34): a run stopped from outside before it ended (a person's or
 # a client's cancel, SIGINT, SIGTERM), `interrupted_by` saying which. Such runs were status
 # `error` before; report/run_json.py reads an older `error` with `interrupted_by` set as one.
-SCHEMA_VERSION = 8
+# 9: what a verdict depended on (issue 36): the `selfcorrect_version`, the digests of the
+# spec's inputs and test files as the run read them (`input_digests`, `test_digests`), the
+# sandbox `image`'s identity, and the `final_check` of a script published into a repository
+# (its header in). Each optional: an older run reads as one that recorded none of them.
+SCHEMA_VERSION = 9
 
 
 class Status(StrEnum):
@@ -185,6 +190,23 @@ class Origin(_Record):
     visibility: Literal["public", "private", "internal"]
 
 
+class FileSha256(_Record):
+    """A file the verdict depended on, as the run read it (issue 36)."""
+
+    path: str  # relative to the spec's root (the repository), / separated
+    sha256: str = Field(pattern=r"^[0-9a-f]{64}$")
+
+
+class FinalCheck(_Record):
+    """The passing script as it is published into a repository, its header in, run once
+    more through the execute and evaluate steps with no model call (runs/published.py): a
+    script that reads its own source may not pass with a comment it did not have."""
+
+    script_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # the script as published
+    passed: bool
+    evidence: str = ""  # why it did not pass
+
+
 class Usage(_Record):
     patch_attempts: int = 0
     rethink_attempts: int = 0
@@ -263,6 +285,15 @@ class RunState(BaseModel):
     redraws: int = Field(default=0, ge=0)
     origin: Origin | None = None  # None: not made for a known repository (a local run)
     orchestrator: Orchestrator = "plain"  # what drove the steps (the same steps either way)
+    # What the verdict depended on (issue 36; "" and empty in runs before version 9): the
+    # selfcorrect that ran it, the spec's inputs and test files as read when the run
+    # started, the sandbox image (its packages listed only for a run that publishes into a
+    # repository, or known from an earlier listing), and the published script's final check.
+    selfcorrect_version: str = ""
+    input_digests: list[FileSha256] = Field(default_factory=list)
+    test_digests: list[FileSha256] = Field(default_factory=list)
+    image: ImageIdentity | None = None
+    final_check: FinalCheck | None = None
 
     @property
     def budget(self) -> Budget:

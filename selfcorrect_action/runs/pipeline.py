@@ -39,6 +39,12 @@ from selfcorrect_action.runs.prepare import (
     initial_state,
     resolve_models,
 )
+from selfcorrect_action.runs.published import (
+    RecordTarget,
+    VerifiedScript,
+    publishes,
+    verify_published,
+)
 from selfcorrect_action.runs.repair_prepare import repair_inputs
 from selfcorrect_action.runs.session import (
     RunEvents,
@@ -131,6 +137,9 @@ class Finished:
     report_paths: ReportPaths | None
     work_root: Path
     artifacts: tuple[KeptArtifact, ...] = ()  # what the history keeps of the attempts' files
+    # The script with its header and its record, for a run asked to publish into a
+    # repository (`record` of run()) whose final check passed (runs/published.py).
+    verified: VerifiedScript | None = None
 
 
 @dataclass(frozen=True)
@@ -154,10 +163,13 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
         reports_dir: Path | None = None,
         publish: Callable[[Finished], P] | None = None,
         connections: Connections | None = None,
-        tags: Mapping[str, str] | None = None) -> RunOutcome[P]:
+        tags: Mapping[str, str] | None = None,
+        record: RecordTarget | None = None) -> RunOutcome[P]:
     """Run `prepared` to its end. The caller shows the outcome, then calls
     `raise_if_interrupted()` (or acts on `interruption` itself). `tags` name what the run
-    is part of in its experiment tracker (a benchmark's problem)."""
+    is part of in its experiment tracker (a benchmark's problem). `record`: the front end
+    publishes a passing script into a repository, with its header and its record: the
+    script is checked once more so before the reports (runs/published.py)."""
     cancel = cancel or CancelToken()
     given = connections or Connections()
     # The contract's credentials are redacted in every report, whatever their variables' names
@@ -180,6 +192,7 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
                        requirements=prepared.requirements,
                        preload_guess=first_preload(prepared.state.spec)) as session:
         state = session.run(prepared.state)
+        state, verified = _after_loop(state, prepared, session, record, cancel)
         with cancel.shielded():  # a signal now stops the run after its reports, not in them
             reports = render_reports(state, secrets=secrets)
             paths = write_rendered(reports, reports_dir) if reports_dir is not None else None
@@ -191,9 +204,30 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
         published = None
         if publish is not None and interruption is None:
             published = publish(Finished(prepared, state, reports, paths, session.work_root,
-                                         kept))
+                                         kept, verified))
     code = interruption.exit_code if interruption is not None else exit_code(state)
     return RunOutcome(state, reports, paths, published, code, interruption, kept, history)
+
+
+def _after_loop(state: RunState, prepared: PreparedRun, session: RunSession,
+                target: RecordTarget | None, cancel: CancelToken
+                ) -> tuple[RunState, VerifiedScript | None]:
+    """The image the run ran in (its packages listed for a run that publishes), and a
+    script published into a repository checked once more with its header; neither after
+    a cancel. A cancel or a signal meanwhile leaves the token set: the reports are
+    written, and nothing is published."""
+    loaded = prepared.loaded
+    publishing = target is not None and loaded is not None and publishes(state, loaded)
+    try:
+        cancel.check()
+        state = evolve(state, {"image": session.image_identity(list_packages=publishing)})
+        if target is None or loaded is None or not publishing:
+            return state, None
+        return verify_published(state, loaded, target, sandbox=session.deps.sandbox,
+                                work_root=session.work_root,
+                                on_event=session.events.on_event)
+    except Interrupted:
+        return state, None
 
 
 def _record(settings: RunSettings, state: RunState, reports: Reports,

@@ -1,22 +1,25 @@
 """Before anything is spent: which models a run uses, whether a replay fits its task, and the
-run's first state. Pure, but for reading a replay file."""
+run's first state. Pure, but for reading the spec's files and a replay file."""
 
 from __future__ import annotations
 
+import hashlib
 import uuid
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
+from selfcorrect_action import __version__
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import utc_now
-from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.loop.state import FileSha256, RunState
 from selfcorrect_action.records import evolve
 from selfcorrect_action.redact import redact
 from selfcorrect_action.repair.records import RepairRecord
 from selfcorrect_action.runs.repair_prepare import repair_contract_timeout
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.spec import LoadedSpec, user_contract_fields
+from selfcorrect_action.verified.record import relative
 
 PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "AZURE_API_KEY",
                  "MISTRAL_API_KEY", "GROQ_API_KEY", "OPENROUTER_API_KEY")
@@ -118,4 +121,21 @@ def initial_state(loaded: LoadedSpec, models: ModelTiers, settings: RunSettings,
         replay_file=str(settings.replay) if settings.replay else "",
         guidance=settings.guidance,
         orchestrator=settings.orchestrator,
+        selfcorrect_version=__version__,
+        input_digests=[file_sha256(loaded.root, path) for path in loaded.input_paths],
+        test_digests=[file_sha256(loaded.root, path) for path in loaded.test_paths],
     )
+
+
+def file_sha256(root: Path, path: Path) -> FileSha256:
+    """A spec's file as the run read it, named as a verification record names it
+    (verified/record.py: relative to the root, / separated)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for chunk in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(chunk)
+    try:
+        name = relative(root, path)
+    except ValueError:  # a file outside the root: named as the spec names it
+        name = PurePosixPath(path).as_posix()
+    return FileSha256(path=name, sha256=digest.hexdigest())

@@ -1,7 +1,9 @@
 """Publishing a finished run to a folder, beside its reports: the passing script at the
 spec's output path and the artifacts it made, only when the run passed. `selfcorrect run`,
 the Python API and the MCP server's runs all end this way (`run_to_folder`), a repair with
-its diff and changed files."""
+its diff and changed files. With `apply`, a repair's changed files go into the repository
+(runs/repair_output.py), and so do a script, its header in, and its verification record
+(runs/script_apply.py), the artifacts staying in the folder."""
 
 from __future__ import annotations
 
@@ -9,13 +11,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from selfcorrect_action.errors import UsageError
 from selfcorrect_action.fileio import copy_atomically, write_atomically
 from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.report.writer import destination
 from selfcorrect_action.runs import pipeline
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.repair_output import RepairOutput, write_repair_output
+from selfcorrect_action.runs.script_apply import apply_script, apply_target, output_now
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.spec import LoadedSpec
 
@@ -28,6 +30,11 @@ class Output:
     # Files an earlier passing run left in the same folder, which this failed run did not
     # replace: said out loud, so nobody takes them for this run's result.
     stale: list[Path] = field(default_factory=list)
+    # apply: the verification record written beside the script, and whether both went into
+    # the repository or (refused, saying why) into the folder.
+    record: Path | None = None
+    applied: bool = False
+    refused: str = ""
 
 
 def write_output(state: RunState, loaded: LoadedSpec, out_dir: Path, work_root: Path
@@ -38,12 +45,31 @@ def write_output(state: RunState, loaded: LoadedSpec, out_dir: Path, work_root: 
     # whatever is there.
     output = destination(out_dir, str(loaded.spec.output))
     write_atomically(output, state.last.code)
+    write_artifacts(state, out_dir, work_root)
+    return Output(output)
+
+
+def write_applied(done: pipeline.Finished, loaded: LoadedSpec, out_dir: Path, *,
+                  before: bytes | None) -> Output:
+    """apply: the script and its record into the repository, or the folder when refused;
+    nothing when the run, or the final check of the script with its header, failed."""
+    state, verified = done.state, done.verified
+    if state.status is not Status.PASSED or verified is None:
+        return Output(None, stale=left_by_earlier_run(loaded, out_dir))
+    applied = apply_script(verified, loaded, out_dir, before=before)
+    write_artifacts(state, out_dir, done.work_root)
+    return Output(applied.script, record=applied.record, applied=not applied.refused,
+                  refused=applied.refused)
+
+
+def write_artifacts(state: RunState, out_dir: Path, work_root: Path) -> None:
+    """What the passing attempt's script made, under the folder's artifacts/."""
+    assert state.last is not None
     produced = work_root / f"attempt-{state.last.index}" / "run"
     for file in sorted(produced.rglob("*")) if produced.is_dir() else []:
         if file.is_file() and not file.is_symlink():
             relative = file.relative_to(produced).as_posix()
             copy_atomically(file, destination(out_dir, f"{ARTIFACTS_DIR}/{relative}"))
-    return Output(output)
 
 
 def left_by_earlier_run(loaded: LoadedSpec, out_dir: Path) -> list[Path]:
@@ -66,10 +92,12 @@ class FolderRun:
 
     @property
     def exit_code(self) -> int:
-        """As `selfcorrect run` exits: a repair that passed but could not be applied (the
-        working tree changed meanwhile) leaves the user something to do, so it is 1."""
+        """As `selfcorrect run` exits: a repair or a script that passed but could not be
+        applied (the working tree changed meanwhile) leaves the user something to do, so
+        it is 1."""
         code = self.outcome.exit_code
-        return 1 if code == 0 and self.repair is not None and self.repair.refused else code
+        refused = self.repair.refused if self.repair is not None else self.written.refused
+        return 1 if code == 0 and refused else code
 
 
 def run_to_folder(prepared: pipeline.PreparedRun, out_dir: Path, *,
@@ -80,23 +108,25 @@ def run_to_folder(prepared: pipeline.PreparedRun, out_dir: Path, *,
     """Run a spec's task (`prepare`d from a LoadedSpec) with `out_dir` for its reports and
     its script; an interrupted run is in `outcome.interruption`, for the caller to raise.
     A repair writes its diff and changed files there instead, or with `apply` its changed
-    files into the repository (runs/repair_output.py: never over changed work)."""
+    files into the repository (runs/repair_output.py: never over changed work); a script
+    with `apply` goes into the repository with its header and record
+    (runs/script_apply.py: never over changed work either)."""
     loaded = prepared.loaded
     assert loaded is not None, "a folder run is a spec's run"
     snapshot = prepared.repository
-    if apply and snapshot is None:
-        raise UsageError("apply writes a repair's changed files into the repository; this "
-                         f"task is kind {loaded.spec.kind}",
-                         hint="leave apply out, or give a kind repair spec")
+    target = apply_target(loaded) if apply and snapshot is None else None
+    before = output_now(loaded) if target is not None else None
 
     def publish(done: pipeline.Finished) -> Output | RepairOutput:
         if snapshot is not None:
             return write_repair_output(done.state, snapshot, out_dir, apply=apply)
+        if target is not None:
+            return write_applied(done, loaded, out_dir, before=before)
         return write_output(done.state, loaded, out_dir, done.work_root)
 
     outcome: pipeline.RunOutcome[Output | RepairOutput] = pipeline.run(
         prepared, environ=environ, secrets=secrets, events=events, cancel=cancel,
-        reports_dir=out_dir, connections=connections, publish=publish)
+        reports_dir=out_dir, connections=connections, publish=publish, record=target)
     if snapshot is not None:
         repair = outcome.published if isinstance(outcome.published, RepairOutput) \
             else RepairOutput()

@@ -60,25 +60,26 @@ def _write(root: Path, files: dict[str, str]) -> list[Path]:
 def apply_refusal(snapshot: Snapshot, paths: list[str]) -> str:
     """Why the changed files may not be written into the working tree ("" when they may):
     each must still hold what the run read, and git must report no uncommitted change."""
-    moved = [path for path in paths if _current(snapshot.root / path) != snapshot.files[path]]
+    moved = [path for path in paths
+             if current_bytes(snapshot.root / path) != snapshot.files[path]]
     if moved:
         return (f"{', '.join(moved)} changed in the working tree since the run read it: "
                 "applying would overwrite that work")
-    dirty = _uncommitted(snapshot.root, paths)
+    dirty = uncommitted(snapshot.root, paths)
     if dirty:
         return (f"{', '.join(dirty)} has uncommitted changes: commit or stash them, then "
                 "apply the diff")
     return ""
 
 
-def _current(path: Path) -> bytes | None:
+def current_bytes(path: Path) -> bytes | None:
     try:
         return path.read_bytes() if path.is_file() and not path.is_symlink() else None
     except OSError:
         return None
 
 
-def _uncommitted(root: Path, paths: list[str]) -> list[str]:
+def uncommitted(root: Path, paths: list[str]) -> list[str]:
     if not (shutil.which("git") and (root / ".git").exists()):
         return []
     done = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "-z", "--", *paths],

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
+from selfcorrect_action.errors import SelfcorrectError
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.llm.retry import RetryPolicy
@@ -33,7 +34,14 @@ from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.derived_image import ensure_derived
 from selfcorrect_action.sandbox.egress.policy import settings_from_environ
 from selfcorrect_action.sandbox.engine_api import Engine
-from selfcorrect_action.sandbox.image import ensure_image
+from selfcorrect_action.sandbox.identity import (
+    ImageIdentity,
+    cache_path,
+    default_cache_dir,
+    image_identity,
+    read_cached,
+)
+from selfcorrect_action.sandbox.image import HASH_LABEL, ensure_image
 from selfcorrect_action.sandbox.models import InputFile, Limits
 from selfcorrect_action.sandbox.prebuilt import require_image
 from selfcorrect_action.spec import LoadedSpec, TaskSpec
@@ -85,6 +93,10 @@ class RunSession:
         self._requirements = requirements
         self._stack = contextlib.ExitStack()
         self._deps: Deps | None = None
+        # The engine and image the session opened its sandbox on ("": a sandbox was handed
+        # in, and which image it runs is its caller's to say).
+        self._engine: Engine | None = None
+        self._image = ""
         self.server = server  # what answered at --api-base, if asked
         self._task_prompt = task_prompt
         # What the first pooled container preloads (first_preload); None: the data libraries.
@@ -137,6 +149,27 @@ class RunSession:
             deps.on_event("budget", warning)
         return run_loop(state, deps, drive=drive_for(self.settings, state, deps.on_event))
 
+    def image_identity(self, *, list_packages: bool) -> ImageIdentity | None:
+        """The identity of the image the run's sandbox ran (issue 36); None when the
+        sandbox was handed in, or the engine no longer knows the image. `list_packages`:
+        list what is installed in it when no earlier listing of that image is cached (a
+        container, about a second; a run that publishes into a repository records it).
+        A listing that fails costs the run nothing: the identity then holds no packages,
+        and the event says why."""
+        if self._engine is None or not self._image:
+            return None
+        try:
+            if list_packages:
+                return image_identity(self._engine, self._image, environ=self._environ)
+            return known_identity(self._engine, self._image, environ=self._environ)
+        except SelfcorrectError as exc:
+            self.events.on_event("sandbox", f"the image's installed packages were not listed: "
+                                 f"{exc.message}")
+            try:
+                return known_identity(self._engine, self._image, environ=self._environ)
+            except SelfcorrectError:
+                return None
+
     def _opened(self) -> Deps:
         if self._deps is None:
             raise RuntimeError("the run session is not open: use it in a `with` block")
@@ -180,12 +213,31 @@ class RunSession:
                 refill="on_take" if self.settings.replaying else "after_run"))
             opened.warm(self._limits, self.settings.runtime)
             sandbox = StoppableExecutor(opened, self.cancel)
+            self._engine, self._image = client, image
         scratch = self._stack.enter_context(
             tempfile.TemporaryDirectory(prefix="selfcorrect-run-"))
         deps = loop_deps(llm, sandbox, Path(scratch), self.settings, inputs=self._inputs,
                          events=self.events, cancel=self.cancel, priced=self._priced)
         deps.repository, deps.image = self._repository, image
         return deps
+
+
+def known_identity(engine: Engine, image: str, *, environ: Mapping[str, str]
+                   ) -> ImageIdentity | None:
+    """The image's identity with no container started: its id and context hash from the
+    engine, its packages from an earlier listing of that id when one is cached (else none:
+    packages_digest "")."""
+    info = engine.image(image)
+    if info is None:
+        return None
+    folder = default_cache_dir(environ)
+    path = cache_path(folder, info.id) if folder is not None else None
+    cached = read_cached(path, info.id) if path is not None else None
+    if cached is not None:
+        return cached.model_copy(update={"tag": image,
+                                         "context_hash": info.labels.get(HASH_LABEL, "")})
+    return ImageIdentity(tag=image, context_hash=info.labels.get(HASH_LABEL, ""),
+                         image_id=info.id, packages_digest="", packages=0)
 
 
 def detected(settings: RunSettings, models: ModelTiers, say: Callable[[str, str], None]

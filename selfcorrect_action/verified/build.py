@@ -20,15 +20,21 @@ from selfcorrect_action.verified.record import FileDigest, ImageRecord, Verified
 
 def record_for(loaded: LoadedSpec, state: RunState, *, script: str, now: Fingerprint,
                image: ImageRecord, run_record: str = "",
-               verified_at: str | None = None) -> VerifiedRecord:
+               verified_at: str | None = None, spec: str | None = None) -> VerifiedRecord:
     """`script`: the text committed at the spec's output (its header included), which the
-    run's final verification ran; `now`: the repository's digests (fingerprint.py)."""
-    if state.status is not Status.PASSED or loaded.path is None:
-        raise ValueError("only a passing run of a spec file is recorded as verified")
+    run's final verification ran; `now`: the repository's digests (fingerprint.py);
+    `spec`: how the record names the spec, by default its file's path in the repository
+    (`issue #12` for a script born of an issue, which has no spec file: its `run_record`
+    holds the spec)."""
+    if spec is None and loaded.path is not None:
+        spec = relative(loaded.root, loaded.path)
+    if state.status is not Status.PASSED or not spec:
+        raise ValueError("only a passing run of a spec file or an issue is recorded as "
+                         "verified")
     if loaded.spec.kind not in ("script", "function"):
         raise ValueError(f"a {loaded.spec.kind} spec has no script to record")
     return VerifiedRecord(
-        spec=relative(loaded.root, loaded.path), kind=loaded.spec.kind,
+        spec=spec, kind=loaded.spec.kind,
         prompt_sha256=prompt_digest(loaded.spec), fields_sha256=fields_digest(loaded.spec),
         script=FileDigest(path=relative(loaded.root, loaded.output_path),
                           sha256=sha256_bytes(script.encode("utf-8"))),

@@ -129,12 +129,16 @@ def test_apply_refuses_a_file_with_uncommitted_changes_and_writes_to_out_instead
     assert "return total(values) / len(values)" in (out / CORE).read_text()
 
 
-def test_apply_is_for_repair_specs_only(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["run", str(ROOT / "examples" / "tasks" / "two_sum.yml"), "--replay",
-                 str(ROOT / "examples" / "replays" / "two_sum.jsonl"), "--apply"])
+def test_apply_needs_a_spec_file_in_the_repository(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--apply writes a script beside its spec and names the spec in its header and record
+    (issue 36; tests/e2e/test_run_apply.py): a --prompt has no spec file to name."""
+    code = main(["run", "--prompt", "Print hello", "--model", "openai/x", "--out",
+                 str(tmp_path / "out"), "--apply"])
     assert code == 2
-    assert "--apply writes a repair's changed files into the repository" in (
+    assert "apply writes a script into the repository beside its spec file" in (
         capsys.readouterr().err)
+    assert not (tmp_path / "out" / "run.json").exists(), "refused before it ran"
 
 
 @pytest.mark.usefixtures("sandbox_image")

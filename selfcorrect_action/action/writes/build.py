@@ -30,6 +30,7 @@ from selfcorrect_action.markdown import no_closing_keywords
 from selfcorrect_action.redact import redact
 from selfcorrect_action.report.audit import check_run_markdown, check_run_title
 from selfcorrect_action.report.run_json import RUNS_DIR
+from selfcorrect_action.runs.published import VerifiedScript
 from selfcorrect_action.templating import render
 
 MAX_TITLE_CHARS = 200
@@ -51,14 +52,18 @@ def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str
                audit_md: str, run_json: str, summary_md: str, server_url: str,
                comment_body: str | None, comment_marker: str | None,
                draft_on_failure: bool, secrets: Sequence[str] = (),
-               run_url: str = "") -> WritePlan:
+               run_url: str = "", verified: VerifiedScript | None = None) -> WritePlan:
     """Every text the plan writes for people (title, body, message, comment) is redacted
-    here, whatever went into it: an issue title quoting a token included."""
+    here, whatever went into it: an issue title quoting a token included. `verified`: a
+    passing script with its header and record (runs/published.py), which the commit
+    carries instead of the script as the loop wrote it."""
     def clean(text: str) -> str:
         return redact(text, secrets=secrets)
 
     passed = state.status is Status.PASSED
-    changed = _changed_files(task, state, passed=passed, draft_on_failure=draft_on_failure)
+    verified = verified if passed else None
+    changed = _changed_files(task, state, passed=passed, draft_on_failure=draft_on_failure,
+                             verified=verified)
     commit = pull = None
     if changed:
         files = [*changed, *_planned_tests(state),
@@ -72,7 +77,8 @@ def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str
             # The title becomes a squash merge's commit message: it must close nothing.
             title=clean(f"selfcorrect: {no_closing_keywords(task.title)}")[:MAX_TITLE_CHARS],
             body=clean(_pull_body(task, state, summary_md=summary_md, repository=repository,
-                                  server_url=server_url, passed=passed)),
+                                  server_url=server_url, passed=passed,
+                                  record_path=verified.lock if verified else None)),
             draft=not passed,
         )
     comment = labels = None
@@ -109,17 +115,22 @@ def _audit_link(task: Task, state: RunState, *, repository: str, server_url: str
             "AUDIT.md")
 
 
-def _changed_files(task: Task, state: RunState, *, passed: bool, draft_on_failure: bool
-                   ) -> list[FileChange]:
-    """What the commit changes in the repository: the script, or a repair's rewritten
-    files. A failed fix is never pushed onto the pull request it was asked on."""
+def _changed_files(task: Task, state: RunState, *, passed: bool, draft_on_failure: bool,
+                   verified: VerifiedScript | None = None) -> list[FileChange]:
+    """What the commit changes in the repository: the script (with its header and its
+    record, for a passing one), or a repair's rewritten files. A failed fix is never
+    pushed onto the pull request it was asked on."""
     if state.spec.kind == "repair":
         shown = state.last if passed else (
             None if task.pull_number is not None or not draft_on_failure else _best_ran(state))
         files = shown.files if shown is not None else {}
         return [FileChange(path=path, content=text) for path, text in sorted(files.items())]
+    output = str(task.loaded.spec.output)
+    if verified is not None:
+        return [FileChange(path=output, content=verified.script),
+                FileChange(path=verified.lock, content=verified.record_text)]
     code = _code_to_commit(state, passed=passed, draft_on_failure=draft_on_failure)
-    return [] if code is None else [FileChange(path=str(task.loaded.spec.output), content=code)]
+    return [] if code is None else [FileChange(path=output, content=code)]
 
 
 def _best_ran(state: RunState) -> Attempt | None:
@@ -155,7 +166,7 @@ def _commit_message(task: Task, state: RunState) -> str:
 
 
 def _pull_body(task: Task, state: RunState, *, summary_md: str, repository: str,
-               server_url: str, passed: bool) -> str:
+               server_url: str, passed: bool, record_path: str | None = None) -> str:
     changed = sorted(state.last.files) if state.last is not None and passed else []
     return render(
         "reports/pull_request.md.j2", origin_marker=origin_marker(task.origin),
@@ -167,5 +178,5 @@ def _pull_body(task: Task, state: RunState, *, summary_md: str, repository: str,
         run_json_path=f"{RUNS_DIR}/{state.run_id}/run.json",
         tests_path=tests_folder(state.run_id) if state.tests_written_by_plan else None,
         in_process=bool(state.tests) and state.spec.isolation == "in-process",
-        replayed=state.replayed, closes=task.closes,
+        replayed=state.replayed, closes=task.closes, record_path=record_path,
     )

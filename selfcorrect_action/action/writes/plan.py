@@ -28,11 +28,15 @@ from selfcorrect_action.github.naming import (
 from selfcorrect_action.repair.answer import MAX_FILES as MAX_REPAIR_FILES
 from selfcorrect_action.repair.files import refusal, writable
 from selfcorrect_action.report.run_json import RUNS_DIR
+from selfcorrect_action.verified.record import LOCK_DIR, lock_path
 
 PLAN_FORMAT: Literal["selfcorrect.write-plan"] = "selfcorrect.write-plan"
 # 2: a plan may carry a check run. Version 1 plans (none) are still read.
-PLAN_VERSION = 2
-READABLE_VERSIONS = frozenset({1, 2})
+# 3: a passing script's commit may carry its verification record (issue 36), which a
+# publisher of version 2 would refuse as a file no plan commits: this one says which
+# version to publish with instead. Version 2 plans (none) are still read.
+PLAN_VERSION = 3
+READABLE_VERSIONS = frozenset({1, 2, 3})
 # Replaced by the pull request's link when the plan is applied (its URL is not known before).
 PR_LINK_SLOT = "<!-- selfcorrect:pr-link -->"
 # Replaced in the check run's summary by where AUDIT.md is, once it is known whether the
@@ -189,15 +193,17 @@ class WritePlan(_Record):
 
     @model_validator(mode="after")
     def _files_of_this_run(self) -> WritePlan:
-        """The script, and this run's reports and tests: nothing else of the repository.
-        A repair's commit changes existing files instead, each matching the spec's globs
-        and none a test, a conftest or configuration (repair/files.py): the same class of
-        file a script is (Python source outside .github/), in a number the globs bound."""
+        """The script, its verification record, and this run's reports and tests: nothing
+        else of the repository. A repair's commit changes existing files instead, each
+        matching the spec's globs and none a test, a conftest or configuration
+        (repair/files.py): the same class of file a script is (Python source outside
+        .github/), in a number the globs bound."""
         if self.commit is None:
             return self
         own = f"{RUNS_DIR}/{self.run_id}/"
         others = [f.path for f in self.commit.files if not (self.run_id and
                                                             f.path.startswith(own))]
+        others = self._without_record(others)
         globs = self.commit.allowed_files
         if globs:
             refused = [why for path in others
@@ -213,6 +219,23 @@ class WritePlan(_Record):
             raise ValueError(f"a plan commits one script and the run's own files under "
                              f"{own}, not {others}")
         return self
+
+
+    def _without_record(self, paths: list[str]) -> list[str]:
+        """`paths` but the one verification record a passing script's plan may carry, at
+        its task's lock path (`.selfcorrect/lock/<spec>.json`, `issue-12.json` for an
+        issue's): a record elsewhere, a second one, or one for a run that did not pass or
+        a repair, is refused."""
+        records = [path for path in paths
+                   if PurePosixPath(path).parts[:2] == PurePosixPath(LOCK_DIR).parts]
+        if not records:
+            return paths
+        expected = lock_path(self.task)
+        if (records != [expected] or self.status != "passed" or self.version < 3
+                or self.commit is None or self.commit.allowed_files):
+            raise ValueError(f"a plan commits one verification record, {expected}, for a "
+                             f"script that passed; not {records}")
+        return [path for path in paths if path != expected]
 
 
 def our_branch(value: str) -> str:

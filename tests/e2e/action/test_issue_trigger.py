@@ -4,10 +4,12 @@ state (pull request, branch, files, comments, labels) and the outputs file asser
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
 
+from selfcorrect_action.verified.record import parse_record
 from tests.e2e.action.harness import OUTSIDER, RunAction, labeled
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 
@@ -28,6 +30,19 @@ def test_a_labelled_issue_gets_a_pull_request_with_script_and_audit(
     audit = github.read_file(DEFAULT_REPO, branch, f".selfcorrect/runs/{run_id}/AUDIT.md")
     state = github.read_file(DEFAULT_REPO, branch, f".selfcorrect/runs/{run_id}/run.json")
     assert audit and b"passed" in audit and state and b'"status": "passed"' in state
+    # What was verified (issue 36): the script as committed, its header naming the issue,
+    # and the record named after it, pointing at the committed run.json (the issue's spec).
+    assert script.startswith(b"# selfcorrect: generated from issue #1; what was verified "
+                             b"is in .selfcorrect/lock/issue-1.json\n")
+    committed = github.read_file(DEFAULT_REPO, branch, ".selfcorrect/lock/issue-1.json")
+    assert committed is not None
+    record = parse_record(committed.decode(), "r")
+    assert (record.spec, record.run_id) == ("issue #1", run_id)
+    assert record.run_record == f".selfcorrect/runs/{run_id}/run.json"
+    assert record.script.sha256 == hashlib.sha256(script).hexdigest()
+    assert record.image.packages_digest, "the action's run listed the image's packages"
+    recorded = json.loads(state)
+    assert recorded["final_check"]["passed"] and recorded["selfcorrect_version"]
     comments = github.comments(DEFAULT_REPO, 1)
     assert len(comments) == 1, [c.body for c in comments]
     assert "passed" in comments[0].body and "/pull/" in comments[0].body

@@ -6,6 +6,7 @@ further spec started, the interruption raised (cli.main turns it into 143)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -24,6 +25,8 @@ from selfcorrect_action.report import load_run_json
 from selfcorrect_action.report.run_json import RUNS_DIR
 from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.pipeline import Connections
+from selfcorrect_action.verified.header import with_header
+from selfcorrect_action.verified.record import parse_record
 from tests.fakes.fake_engine import SPEAKS_OUR_PROTOCOL, FakeEngine, Reply
 from tests.fakes.github_server import DEFAULT_REPO, WRITE_TOKEN, FakeGitHub
 from tests.fakes.replays import fenced, write_replay
@@ -83,9 +86,19 @@ def test_a_dispatched_spec_that_passes_opens_its_pull_request(
     pulls = fake_github.pulls(DEFAULT_REPO)
     assert len(pulls) == 1, said
     branch = pulls[0].head.split(":")[-1]
-    assert fake_github.read_file(DEFAULT_REPO, branch, "hello.py") == b"print('hello')\n"
+    script = fake_github.read_file(DEFAULT_REPO, branch, "hello.py")
+    assert script == with_header("print('hello')\n", spec=".selfcorrect/tasks/hello.yml",
+                                 lock=".selfcorrect/lock/hello.json").encode()
     runs = list((workspace / RUNS_DIR).glob("*/run.json"))
     assert len(runs) == 1 and load_run_json(runs[0].read_text()).status.value == "passed"
+    # The commit carries what was verified: the script as committed, header in (issue 36).
+    committed = fake_github.read_file(DEFAULT_REPO, branch, ".selfcorrect/lock/hello.json")
+    assert committed is not None
+    record = parse_record(committed.decode(), "r")
+    assert record.spec == ".selfcorrect/tasks/hello.yml" and record.script.path == "hello.py"
+    assert record.script.sha256 == hashlib.sha256(script).hexdigest()
+    assert record.run_record == f"{RUNS_DIR}/{record.run_id}/run.json"
+    assert fake_github.read_file(DEFAULT_REPO, branch, record.run_record)
     assert engine.containers == {}
     (check,) = fake_github.check_runs(DEFAULT_REPO)
     assert (check.head_sha, check.conclusion, check.name) == (

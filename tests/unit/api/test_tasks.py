@@ -84,10 +84,13 @@ def test_a_repair_task_is_checked_as_a_spec_file_is(tmp_path: Path) -> None:
     assert "repair" in shown and "../elsewhere/*.py" in shown
 
 
-def test_apply_is_refused_for_a_task_that_is_not_a_repair(tmp_path: Path) -> None:
+def test_apply_is_refused_for_a_task_with_no_spec_file(tmp_path: Path) -> None:
+    """apply writes a script into the repository beside its spec, and names that spec in
+    the script's header and record: a prompt has none."""
     from selfcorrect_action import api
 
-    with pytest.raises(UsageError, match="apply writes a repair's changed files"):
+    with pytest.raises(UsageError, match="apply writes a script into the repository beside "
+                       "its spec file"):
         api.run_task("Print hello", model="openai/x", out_dir=tmp_path / "out",
                      environ={}, apply=True)
     assert not (tmp_path / "out" / "run.json").exists(), "refused before it ran"

@@ -8,10 +8,18 @@ from pathlib import Path
 import pytest
 
 from selfcorrect_action.errors import UsageError
-from selfcorrect_action.loop.state import SCHEMA_VERSION, Status
+from selfcorrect_action.loop.state import (
+    SCHEMA_VERSION,
+    FileSha256,
+    FinalCheck,
+    RunState,
+    Status,
+)
+from selfcorrect_action.records import evolve
 from selfcorrect_action.report import RunJsonError, load_run_json, run_json
 from selfcorrect_action.report.audit import audit_markdown
 from selfcorrect_action.report.run_json import redacted_state
+from selfcorrect_action.sandbox.identity import ImageIdentity
 
 from .runs import (
     AWS_KEY_ID,
@@ -123,7 +131,7 @@ def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "shown"), [(9, "9"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
+    ("version", "shown"), [(10, "10"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
 )
 def test_an_unknown_schema_version_is_refused_clearly(
     tmp_path: Path, version: object, shown: str
@@ -137,7 +145,7 @@ def test_an_unknown_schema_version_is_refused_clearly(
     assert isinstance(caught.value, UsageError)
     assert caught.value.message == (
         f"run.json has schema version {shown}; this selfcorrect reads versions 1, 2, 3, 4, "
-        f"5, 6, 7, {SCHEMA_VERSION}"
+        f"5, 6, 7, 8, {SCHEMA_VERSION}"
     )
     assert caught.value.hint is not None and "re-run the task" in caught.value.hint
 
@@ -152,7 +160,7 @@ def test_a_version_1_run_is_read_as_one_whose_tests_shared_the_candidates_proces
 
     state = load_run_json(json.dumps(data))
 
-    assert state.schema_version == SCHEMA_VERSION == 8
+    assert state.schema_version == SCHEMA_VERSION == 9
     assert state.spec.isolation == "in-process"
     fresh = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
     assert fresh["schema_version"] == SCHEMA_VERSION and fresh["spec"]["isolation"] == "process"
@@ -289,6 +297,47 @@ def test_a_version_7_run_that_was_interrupted_reads_as_cancelled(tmp_path: Path)
         failed = json.loads(run_json(error_run(), secrets=SECRETS))
         assert load_run_json(json.dumps({**failed, "schema_version": version})).status is \
             Status.ERROR
+
+
+def _recorded_run(tmp_path: Path) -> RunState:
+    """A passing run with what version 9 records of what its verdict depended on."""
+    return evolve(passing_run(tmp_path), {
+        "selfcorrect_version": "0.1.0",
+        "input_digests": [FileSha256(path="data/sales.csv", sha256="a" * 64)],
+        "test_digests": [FileSha256(path="tests/test_chart.py", sha256="b" * 64)],
+        "image": ImageIdentity(tag="selfcorrect-sandbox:0.1.0-abc", context_hash="c" * 64,
+                               image_id="sha256:" + "d" * 64, packages_digest="e" * 64,
+                               packages=267),
+        "final_check": FinalCheck(script_sha256="f" * 64, passed=True)})
+
+
+def test_a_version_9_run_records_its_inputs_image_version_and_final_check(
+        tmp_path: Path) -> None:
+    """Issue 36: what a later `selfcorrect verify` compares, in run.json as written."""
+    data = json.loads(run_json(_recorded_run(tmp_path), secrets=SECRETS))
+
+    assert data["schema_version"] == SCHEMA_VERSION == 9
+    assert data["selfcorrect_version"] == "0.1.0"
+    assert data["input_digests"] == [{"path": "data/sales.csv", "sha256": "a" * 64}]
+    assert data["test_digests"] == [{"path": "tests/test_chart.py", "sha256": "b" * 64}]
+    assert data["image"]["packages_digest"] == "e" * 64 and data["image"]["packages"] == 267
+    assert data["final_check"] == {"script_sha256": "f" * 64, "passed": True, "evidence": ""}
+    assert load_run_json(json.dumps(data)) == redacted_state(_recorded_run(tmp_path),
+                                                             secrets=SECRETS)
+
+
+def test_a_version_8_run_reads_as_one_that_recorded_none_of_them(tmp_path: Path) -> None:
+    data = json.loads(run_json(_recorded_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = 8
+    for name in ("selfcorrect_version", "input_digests", "test_digests", "image",
+                 "final_check"):
+        del data[name]
+
+    state = load_run_json(json.dumps(data))
+
+    assert state.schema_version == SCHEMA_VERSION and state.status is Status.PASSED
+    assert (state.selfcorrect_version, state.input_digests, state.test_digests) == ("", [], [])
+    assert state.image is None and state.final_check is None
 
 
 def test_the_recorded_version_1_runs_still_read(tmp_path: Path) -> None:

@@ -43,3 +43,13 @@ def test_windows_line_endings_are_kept() -> None:
 
 def test_an_empty_script_gets_the_header_alone() -> None:
     assert with_header("", spec=SPEC, lock=LOCK).count(MARK) == 2
+
+
+def test_an_issues_script_names_the_issue_and_is_checked_through_its_record() -> None:
+    """A script born of an issue has no spec file: `selfcorrect check` with no argument
+    finds it through its record, and `check issue #12` would be no command at all."""
+    lines = with_header("print(1)\n", spec="issue #12",
+                        lock=".selfcorrect/lock/issue-12.json").splitlines()
+
+    assert "generated from issue #12" in lines[0] and "issue-12.json" in lines[0]
+    assert "`selfcorrect check` (no model call)" in lines[1]

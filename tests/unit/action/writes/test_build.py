@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import re
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,12 @@ from selfcorrect_action.action.writes.build import build_plan
 from selfcorrect_action.action.writes.plan import AUDIT_SLOT
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.state import Attempt, Progress, RunState, Status, Strategy
+from selfcorrect_action.runs.published import VerifiedScript
 from selfcorrect_action.spec import load_spec_text
+from selfcorrect_action.verified.build import record_for
+from selfcorrect_action.verified.fingerprint import Fingerprint
+from selfcorrect_action.verified.header import with_header
+from selfcorrect_action.verified.record import ImageRecord, parse_record
 
 
 def _task(tmp_path: Path, spec: str = "prompt: draw it\noutput: scripts/chart.py\n") -> Task:
@@ -203,3 +209,54 @@ def test_an_issues_title_and_prompt_close_no_other_issue(tmp_path: Path) -> None
     for text in (plan.commit.message, plan.pull_request.title):
         assert "123" in text and not closing.search(text), text
     assert [m.group() for m in closing.finditer(plan.pull_request.body)] == ["Closes #3"]
+
+
+def _verified(task: Task, state: RunState) -> VerifiedScript:
+    """What runs/published.py hands the publisher for a script whose final check passed."""
+    script = with_header("print('best')\n", spec="issue #3",
+                         lock=".selfcorrect/lock/issue-3.json")
+    now = Fingerprint(prompt_sha256="a" * 64, fields_sha256="b" * 64, script=None,
+                      inputs=(), tests=())
+    record = record_for(task.loaded, state, script=script, now=now,
+                        image=ImageRecord(tag="selfcorrect-sandbox:x"), spec="issue #3",
+                        run_record=".selfcorrect/runs/9e9e9e/run.json")
+    return VerifiedScript(script, record, ".selfcorrect/lock/issue-3.json")
+
+
+def test_a_passing_scripts_commit_carries_it_with_its_header_and_its_record(
+        tmp_path: Path) -> None:
+    """Issue 36: the commit holds the bytes the final check ran, and the record of them;
+    an issue's record is named after the issue and points at the committed run.json."""
+    task = _task(tmp_path)
+    state = _state(task, Status.PASSED)
+    verified = _verified(task, state)
+    plan = build_plan(task, state, repository="o/r", base_branch="main", audit_md="# a",
+                      run_json="{}", summary_md="s", server_url="https://github.example",
+                      comment_body=None, comment_marker=None, draft_on_failure=False,
+                      verified=verified)
+
+    assert plan.commit is not None and plan.pull_request is not None
+    files = {f.path: f.content for f in plan.commit.files}
+    assert list(files) == ["scripts/chart.py", ".selfcorrect/lock/issue-3.json",
+                           ".selfcorrect/runs/9e9e9e/AUDIT.md",
+                           ".selfcorrect/runs/9e9e9e/run.json"]
+    assert files["scripts/chart.py"] == verified.script
+    assert files["scripts/chart.py"].startswith("# selfcorrect: generated from issue #3")
+    record = parse_record(files[".selfcorrect/lock/issue-3.json"], "record")
+    assert record.spec == "issue #3" and record.run_record in files
+    assert record.script.sha256 == hashlib.sha256(verified.script.encode()).hexdigest()
+    assert ".selfcorrect/lock/issue-3.json" in plan.pull_request.body
+
+
+def test_a_failed_runs_draft_carries_no_record(tmp_path: Path) -> None:
+    task = _task(tmp_path)
+    verified = _verified(task, _state(task, Status.PASSED))
+    plan = build_plan(task, _state(task, Status.EXHAUSTED), repository="o/r",
+                      base_branch="main", audit_md="# a", run_json="{}", summary_md="s",
+                      server_url="https://github.example", comment_body=None,
+                      comment_marker=None, draft_on_failure=True, verified=verified)
+
+    assert plan.commit is not None
+    assert [f.path for f in plan.commit.files][:1] == ["scripts/chart.py"]
+    assert not any(f.path.startswith(".selfcorrect/lock/") for f in plan.commit.files)
+    assert plan.commit.files[0].content == "print('best')\n"

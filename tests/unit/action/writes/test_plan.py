@@ -93,7 +93,7 @@ def _planned(status: str = "exhausted", **check: str) -> dict[str, object]:
     (_planned(branch="main"), "only writes branches under selfcorrect/"),
     (_planned(path=".github/workflows/x.yml"), "never writes under .github/"),
     ({**_planned(), "version": 1}, "a version 1 plan carries no check run"),
-    ({**_planned(), "version": 3}, "plan version 3 is not one this selfcorrect reads"),
+    ({**_planned(), "version": 4}, "plan version 4 is not one this selfcorrect reads"),
 ])
 def test_a_plans_check_run_is_only_its_own_verdict_on_its_own_branch(
         plan: dict[str, object], says: str) -> None:
@@ -108,7 +108,7 @@ def test_a_version_1_plan_still_loads_and_a_check_run_round_trips() -> None:
            "task": "issue #1", "status": "passed", "commit": commit().model_dump()}
     assert WritePlan.model_validate_json(json.dumps(old)).check_run is None
     plan = WritePlan.model_validate(_planned(status="passed", conclusion="success"))
-    assert plan.version == 2
+    assert plan.version == 3
     assert WritePlan.model_validate_json(plan.model_dump_json()) == plan
 
 
@@ -156,3 +156,51 @@ def test_a_commit_on_a_pull_requests_branch_is_a_repairs() -> None:
                            expected_head="b" * 40, pull_number=5)
     with pytest.raises(ValidationError, match="it names the globs"):
         WritePlan(repository="o/r", task="t", status="passed", commit=script)
+
+
+def _with_record(path: str, *, task: str = ".selfcorrect/tasks/chart.yml",
+                 status: str = "passed", version: int = 3) -> dict[str, object]:
+    files = [FileChange(path="scripts/chart.py", content="x"),
+             FileChange(path=path, content="{}"),
+             *run_files("abc123", audit_md="# a", run_json="{}")]
+    return {"repository": "o/r", "task": task, "status": status, "run_id": "abc123",
+            "version": version, "commit": commit().model_copy(update={"files": files})}
+
+
+@pytest.mark.parametrize(("task", "record"), [
+    (".selfcorrect/tasks/chart.yml", ".selfcorrect/lock/chart.json"),
+    (".selfcorrect/tasks/Sales Chart.yml", ".selfcorrect/lock/sales-chart.json"),
+    ("issue #12", ".selfcorrect/lock/issue-12.json"),
+])
+def test_a_passing_scripts_plan_carries_its_one_record_at_its_lock_path(
+        task: str, record: str) -> None:
+    """Issue 36: the record goes where `selfcorrect check` looks for the task's."""
+    plan = WritePlan.model_validate(_with_record(record, task=task))
+    assert plan.commit is not None and record in [f.path for f in plan.commit.files]
+
+
+@pytest.mark.parametrize(("plan", "says"), [
+    (_with_record(".selfcorrect/lock/other.json"), "not ['.selfcorrect/lock/other.json']"),
+    (_with_record(".selfcorrect/lock/sub/chart.json"), "one verification record"),
+    (_with_record(".selfcorrect/lock/chart.json", status="exhausted"), "a script that passed"),
+    (_with_record(".selfcorrect/lock/chart.json", version=2), "one verification record"),
+    (_with_record(".selfcorrect/lock/x.py"), "one verification record"),
+])
+def test_a_plan_carries_no_other_record(plan: dict[str, object], says: str) -> None:
+    """A plan is anyone's file once saved: it may not rewrite another spec's record (and
+    so what `check` trusts), nor record a run that did not pass."""
+    with pytest.raises(ValidationError, match=re.escape(says)):
+        WritePlan.model_validate(plan)
+
+
+def test_two_records_or_a_repairs_record_are_refused() -> None:
+    plan = _with_record(".selfcorrect/lock/chart.json")
+    planned = plan["commit"]
+    assert isinstance(planned, PlannedCommit)
+    twice = planned.model_copy(update={"files": [
+        *planned.files, FileChange(path=".selfcorrect/lock/other.json", content="{}")]})
+    with pytest.raises(ValidationError, match="one verification record"):
+        WritePlan.model_validate({**plan, "commit": twice})
+    repair = repair_commit(["src/pkg/a.py", ".selfcorrect/lock/chart.json"])
+    with pytest.raises(ValidationError, match="one verification record"):
+        WritePlan.model_validate({**plan, "commit": repair})
