@@ -201,8 +201,10 @@ def _add_run(sub: Subparsers) -> None:
                    help="let --record replace an existing recording")
     p.add_argument("--out", type=Path, dest="out_dir", help="output folder (default out/SPEC)")
     p.add_argument("--apply", action="store_true",
-                   help="kind repair: write the changed files into the repository in place "
-                   "(refused when the working tree has uncommitted changes to them)")
+                   help="write into the repository in place: a script at its output: path "
+                   "with its header and its record in .selfcorrect/lock/, or a repair's "
+                   "changed files (refused when the working tree has uncommitted changes to "
+                   "them)")
     p.add_argument("--guidance", help="extra guidance for every generation, e.g. "
                    "\"use a log scale\" (what a /selfcorrect retry comment passes)")
     p.add_argument("--resume", metavar="RUN_ID",

@@ -95,7 +95,8 @@ def run_task(task: Task, *, root: Path | None = None, out_dir: Path | None = Non
     spec loaded already (`spec_from_text`, `repair_spec`). Tests and inputs a spec names
     are relative to `root` (a repair's repository). The reports and the passing script go
     to `out_dir` (default: out/<name>, as `selfcorrect run`); a repair's diff and changed
-    files too, or with `apply` into the repository. `settings`, or
+    files too, or with `apply` into the repository (a script with its header and its
+    verification record: `result.record`). `settings`, or
     `model`/`replay`/`runtime` over the environment's."""
     if settings is not None and (model or replay or runtime):
         raise UsageError("give either settings or model/replay/runtime, not both",
