@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.fix import fix_task
+from selfcorrect_action.action.pull_check import FAILING, reverify_pull_request
 from selfcorrect_action.action.specs import (
     load_workspace_spec,
     matches,
@@ -140,14 +141,24 @@ def on_dispatch(trigger: Dispatch, env: ActionEnv) -> int:
 
 
 def on_specs_changed(trigger: SpecsChanged, env: ActionEnv) -> int:
-    changed = [path for path in env.forge.pull_request_files(trigger.number)
-               if matches(path, env.inputs.tasks)]
+    """A pull request: the task specs it changes validated, then the generated scripts it
+    touches re-verified against the base branch's records (action/pull_check.py)."""
+    files = env.forge.pull_request_files(trigger.number)
+    problems = _validate_specs(trigger, env, [path for path in files
+                                              if matches(path, env.inputs.tasks)])
+    failing = [result for result in reverify_pull_request(env, trigger, files)
+               if result.status in FAILING]
+    status = "invalid-spec" if problems else "failed" if failing else "valid"
+    reporting.outputs(env, status=status)
+    return EXIT_FAILED if problems or failing else EXIT_OK
+
+
+def _validate_specs(trigger: SpecsChanged, env: ActionEnv, changed: list[str]) -> list[str]:
     if not changed:
         env.say("validate", f"no task spec ({env.inputs.tasks}) changed in #{trigger.number}")
         # A push that undid the spec changes must not leave an old list of problems up.
         _update_validate_comment(env, trigger, [], [], create=False)
-        reporting.outputs(env, status="valid")
-        return EXIT_OK
+        return []
     problems: list[str] = []
     for path in changed:
         try:
@@ -158,8 +169,7 @@ def on_specs_changed(trigger: SpecsChanged, env: ActionEnv) -> int:
     _update_validate_comment(env, trigger, problems, changed, create=True)
     _validate_check_run(env, trigger, problems, changed)
     env.say("validate", f"{len(changed)} spec(s), {len(problems)} problem(s)")
-    reporting.outputs(env, status="invalid-spec" if problems else "valid")
-    return EXIT_FAILED if problems else EXIT_OK
+    return problems
 
 
 def _update_validate_comment(env: ActionEnv, trigger: SpecsChanged, problems: list[str],

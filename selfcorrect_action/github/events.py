@@ -67,6 +67,9 @@ class SpecsChanged(_Trigger):
     number: int
     head_repository: str
     head_sha: str
+    # The base branch's commit the pull request is compared with: the records of what was
+    # verified are read there, never from the pull request (issue 36).
+    base_sha: str = ""
 
     @property
     def from_fork(self) -> bool:
@@ -161,6 +164,7 @@ def _pull_request(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
         # A fork that was deleted leaves `repo: null`: it is certainly not ours.
         head_repository=_text(head_repo, "full_name") or "(deleted fork)",
         head_sha=_text(head, "sha"),
+        base_sha=_text(_mapping(pull, "base"), "sha"),
     )
 
 

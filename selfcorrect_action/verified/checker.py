@@ -44,6 +44,7 @@ from selfcorrect_action.verified.record import (
     save_record,
 )
 from selfcorrect_action.verified.results import CheckResult
+from selfcorrect_action.verified.script_lines import script_lines
 
 if TYPE_CHECKING:
     from selfcorrect_action.loop.deps import Executor
@@ -53,23 +54,30 @@ Say = Callable[[str], None]
 ISSUE = "issue #"
 
 
+BaseRecords = Callable[[str], "VerifiedRecord | None"]
+
+
 def check_specs(root: Path, specs: Sequence[str], *, records: Sequence[str] = (),
                 update_lock: bool = False, runtime: Runtime = "runc",
                 sandbox_image: str | None = None, environ: Mapping[str, str] | None = None,
                 on_progress: Say | None = None, engine: DockerEngine | None = None,
-                stoppable: Callable[[Sandbox], Executor] | None = None
-                ) -> list[CheckResult]:
+                stoppable: Callable[[Sandbox], Executor] | None = None,
+                base_records: BaseRecords | None = None) -> list[CheckResult]:
     """Each of `specs` (its record at lock_path), then each of `records` that no spec of
     `specs` owns: its spec checked through it when the file is there, else orphaned.
     `stoppable`: what a re-verification's sandbox is wrapped in (a cancel from another
-    thread kills its script: runs/stoppable.py)."""
+    thread kills its script: runs/stoppable.py). `base_records`: a pull request's check
+    (issue 36, item 3): each record is read from the base branch (record path -> record),
+    never from the pull request, which may have changed it together with its script;
+    every spec is re-verified, with at most the network its base record allowed."""
     environ = os.environ if environ is None else environ
     say = on_progress or (lambda line: None)
     found_specs, early = record_targets(root, specs, records)
     targets = [(spec, lock_path(spec)) for spec in specs] + found_specs
     with CheckSandbox(runtime=runtime, environ=environ, say=say, engine=engine,
                       sandbox_image=sandbox_image, stoppable=stoppable) as sandbox:
-        checker = _Checker(root, sandbox, environ, say, update_lock=update_lock)
+        checker = _Checker(root, sandbox, environ, say, update_lock=update_lock,
+                           base_records=base_records)
         results = [checker.check(spec, record) for spec, record in targets]
     for result in early:
         say(f"{result.spec}: {result.status.value} ({result.record})")
@@ -192,8 +200,10 @@ def _invalid(spec: str, record: str | None, problems: list[str]) -> CheckResult:
 
 class _Checker:
     def __init__(self, root: Path, sandbox: CheckSandbox, environ: Mapping[str, str],
-                 say: Say, *, update_lock: bool) -> None:
+                 say: Say, *, update_lock: bool, base_records: BaseRecords | None = None
+                 ) -> None:
         self.root = root
+        self.base_records = base_records
         self.sandbox = sandbox
         self.environ = environ
         self.update_lock = update_lock
@@ -233,7 +243,8 @@ class _Checker:
         if not spec.startswith(ISSUE):
             loaded = load_repo_spec(self.root, spec)
             return loaded, self._record(loaded, spec, record_path)
-        record = load_record(self.root / record_path, shown=record_path)
+        record = (self.base_records(record_path) if self.base_records is not None
+                  else load_record(self.root / record_path, shown=record_path))
         if record is None:
             raise SpecError([f"{record_path}:1:1: no such record"])
         return issue_spec(self.root, record, record_path), record
@@ -241,7 +252,8 @@ class _Checker:
     def _record(self, loaded: LoadedSpec, spec: str, path: str) -> VerifiedRecord | None:
         if loaded.spec.kind == "repair":
             return None
-        record = load_record(self.root / path, shown=path)
+        record = (self.base_records(path) if self.base_records is not None
+                  else load_record(self.root / path, shown=path))
         if record is not None and record.spec != spec:
             raise SpecError([f"{path}:1:1: this record is for {record.spec}, not {spec}: two "
                              "specs of one file name share one record\n  hint: rename one "
@@ -258,6 +270,10 @@ class _Checker:
                            no_docker=bool(self.sandbox.no_engine))
         if status is CheckStatus.CHANGED and self.sandbox.no_engine:
             return base
+        if self.base_records is not None and now.script is not None and status in (
+                CheckStatus.VERIFIED, CheckStatus.MISSING) and not self.sandbox.no_engine:
+            # A pull request touched it: shown to work on its head, whatever the digests.
+            return self._reverify(loaded, record, now, found, base)
         if status is CheckStatus.CHANGED or (
                 status is CheckStatus.MISSING and self.update_lock and now.script is not None
                 and self.sandbox.image() is not None):
@@ -285,13 +301,22 @@ class _Checker:
             "sandbox_ms": sum(run.duration_ms for run in (
                 attempt.execution, attempt.test_execution) if run is not None),
             "category": verdict.category.value if verdict.category else None,
-            "evidence": redact(verdict.evidence, secrets=self._secrets)})
+            "evidence": redact(verdict.evidence, secrets=self._secrets),
+            "locations": [] if verdict.passed else [
+                line.model_copy(update={"message": redact(line.message,
+                                                          secrets=self._secrets)})
+                for line in script_lines(attempt, done.output_name)]})
         return self._lock(loaded, record, now, done, result)
 
     def _run(self, loaded: LoadedSpec, record: VerifiedRecord | None, code: str) -> RunState:
         from selfcorrect_action.verified.reverify import reverify, reverify_state
 
         state = reverify_state(loaded, record, code, runtime=self.sandbox.runtime)
+        if self.base_records is not None:
+            # A pull request's spec cannot open the network its base branch did not.
+            allowed = record.contract.network if record is not None else "none"
+            state = state.model_copy(update={"contract": state.contract.model_copy(
+                update={"network": allowed})})
         executor = self.sandbox.executor(Limits(memory_mb=state.contract.memory_mb), code)
         assert self.sandbox.work_root is not None
         self._runs += 1

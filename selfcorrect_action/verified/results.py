@@ -11,6 +11,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from selfcorrect_action.verified.check import CheckStatus
 
 
+class ScriptLine(BaseModel):
+    """A line of the committed script a failure points at (a traceback's frame in it)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    line: int = Field(ge=1)
+    message: str
+
+
 class CheckResult(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -38,3 +47,5 @@ class CheckResult(BaseModel):
         "(updated), or a first record written (written)")
     problems: list[str] = Field(default_factory=list, description="invalid: the located "
                                 "problems of the spec or its record")
+    locations: list[ScriptLine] = Field(default_factory=list, description="fails: the "
+                                        "script's lines the failure's traceback points at")

@@ -1,0 +1,152 @@
+"""Scripts kept verified on every pull request (issue 36, item 3), pre-commit.ci style: the
+specs whose spec, inputs, tests, script or record the pull request touches are re-verified
+in the sandbox on its head, with no model call.
+
+A record the pull request changes is never trusted: each spec is compared with its record on
+the base branch (read through the forge), and every touched spec is re-verified whatever the
+digests say. No credential is resolved, and a spec gets no more network than its base
+record allowed. A pull request from this repository gets one check run per spec, its
+failures marked on the script's lines, and one comment only when something fails (edited on
+later pushes, and to say so once all pass again); a fork's (read-only token) gets the same
+as annotations and in the job summary."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from selfcorrect_action.action import reporting
+from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.specs import spec_paths
+from selfcorrect_action.action.workflow_commands import append_summary
+from selfcorrect_action.github.events import MARKER_PREFIX, SpecsChanged
+from selfcorrect_action.github.forge import CheckAnnotation, CheckRunOutput, Conclusion
+from selfcorrect_action.github.naming import CHECK_NAME_PREFIX
+from selfcorrect_action.redact import redact
+from selfcorrect_action.templating import render
+from selfcorrect_action.verified.check import CheckStatus
+from selfcorrect_action.verified.checker import BaseRecords, check_specs, touched
+from selfcorrect_action.verified.record import VerifiedRecord, parse_record
+from selfcorrect_action.verified.results import CheckResult
+
+CHECK_MARKER = f"{MARKER_PREFIX}check -->"
+MAX_TITLE_CHARS = 200
+CONCLUSIONS: dict[CheckStatus, Conclusion] = {
+    CheckStatus.VERIFIED: "success", CheckStatus.PASSES: "success",
+    CheckStatus.FAILS: "failure", CheckStatus.INVALID: "failure",
+    CheckStatus.STALE: "failure", CheckStatus.ORPHANED: "failure",
+}
+FAILING = frozenset(status for status, conclusion in CONCLUSIONS.items()
+                    if conclusion == "failure")
+
+
+def reverify_pull_request(env: ActionEnv, trigger: SpecsChanged, changed: Sequence[str]
+                          ) -> list[CheckResult]:
+    """Re-verify what the pull request touches; every result reported where its author
+    looks. The results, for the step's status."""
+    root = env.context.workspace
+    specs, records = touched(root, spec_paths(root, env.inputs.tasks), list(changed))
+    if not specs and not records:
+        env.say("check", f"#{trigger.number} touches no generated script, spec or record")
+        return []
+    results = [result for result in check_specs(
+        root, specs, records=records, runtime=env.inputs.sandbox_runtime or "runc",
+        sandbox_image=env.inputs.sandbox_image, environ={},  # no credential is resolved
+        on_progress=lambda line: env.say("check", line),
+        engine=env.connections.engine if env.connections else None,  # type: ignore[arg-type]
+        base_records=base_records(env, trigger)) if not _validates_alone(result)]
+    for result in results:
+        _annotate(env, result)
+        if not trigger.from_fork:
+            _check_run(env, trigger, result)
+    _comment(env, trigger, results)
+    append_summary(env.context.summary_file, render(
+        "reports/pull_check.md.j2", results=results, fork=trigger.from_fork),
+        secrets_=env.secrets)
+    return results
+
+
+def _validates_alone(result: CheckResult) -> bool:
+    """A spec that does not validate keeps validate's comment and check run, which say its
+    problems already; a broken record is check's to say."""
+    return result.status is CheckStatus.INVALID and bool(result.problems) and all(
+        problem.startswith(f"{result.spec}:") for problem in result.problems)
+
+
+def base_records(env: ActionEnv, trigger: SpecsChanged) -> BaseRecords:
+    """Record path -> the record as the base branch holds it (None: none there)."""
+    ref = trigger.base_sha or env.forge.default_branch()
+
+    def read(path: str) -> VerifiedRecord | None:
+        text = env.forge.read_file(path, ref)
+        if text is None:
+            return None
+        # A broken base record is a located SpecError: check reports the spec invalid.
+        return parse_record(text, f"{path} (base branch)")
+    return read
+
+
+def conclusion(result: CheckResult) -> Conclusion | None:
+    """None: nothing to mark (a spec never generated, a repair spec)."""
+    return CONCLUSIONS.get(result.status)
+
+
+def check_output(env: ActionEnv, result: CheckResult) -> CheckRunOutput | None:
+    verdict = conclusion(result)
+    if verdict is None:
+        return None
+    annotations = [CheckAnnotation(path=result.script, start_line=line.line,
+                                   end_line=line.line, title="selfcorrect check",
+                                   message=redact(line.message, secrets=env.secrets))
+                   for line in result.locations if result.script]
+    return CheckRunOutput(
+        name=f"{CHECK_NAME_PREFIX}{result.spec}"[:MAX_TITLE_CHARS], conclusion=verdict,
+        title=redact(title(result), secrets=env.secrets)[:MAX_TITLE_CHARS],
+        summary=redact(render("reports/pull_check_run.md.j2", result=result),
+                       secrets=env.secrets),
+        details_url=env.context.run_url,
+        external_id=f"selfcorrect check {env.context.run_key} {result.spec}"[:200],
+        annotations=annotations)
+
+
+def title(result: CheckResult) -> str:
+    took = f" in {result.took_ms / 1000:.1f} s" if result.took_ms is not None else ""
+    if result.status is CheckStatus.VERIFIED:
+        return f"{result.spec}: verified, nothing changed (0 tokens)"
+    if result.status is CheckStatus.PASSES:
+        return f"{result.spec}: re-verified{took}, 0 tokens"
+    if result.status is CheckStatus.FAILS:
+        return f"{result.spec}: fails ({result.category}){took}: {result.evidence}"
+    if result.status is CheckStatus.STALE:
+        return f"{result.spec}: stale, its prompt changed"
+    return f"{result.spec}: {result.status.value.replace('_', ' ')}"
+
+
+def _check_run(env: ActionEnv, trigger: SpecsChanged, result: CheckResult) -> None:
+    output = check_output(env, result)
+    if output is None or not trigger.head_sha:
+        return
+    written = env.door.check_run(trigger.head_sha, output)
+    if written.problem:
+        reporting.check_warning(env, result.spec, written.problem)
+
+
+def _annotate(env: ActionEnv, result: CheckResult) -> None:
+    if result.status not in FAILING:
+        return
+    for line in result.locations:
+        reporting.annotate(env, "error", line.message, file=result.script, line=line.line,
+                           title=f"selfcorrect check: {result.spec}")
+    if not result.locations:
+        reporting.annotate(env, "error", title(result), file=result.script or result.spec,
+                           title="selfcorrect check")
+
+
+def _comment(env: ActionEnv, trigger: SpecsChanged, results: list[CheckResult]) -> None:
+    """One comment, made only when something fails; edited (never made) once all pass."""
+    if trigger.from_fork:
+        return
+    failing = [result for result in results if result.status in FAILING]
+    body = render("reports/pull_check_comment.md.j2", marker=CHECK_MARKER, failing=failing,
+                  results=results)
+    env.door.comment(trigger.number, CHECK_MARKER, redact(body, secrets=env.secrets),
+                     create=bool(failing), plannable=False)
