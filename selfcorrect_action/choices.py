@@ -33,6 +33,13 @@ MAX_TIMEOUT_S = 3600.0
 Orchestrator = Literal["plain", "langgraph"]
 ORCHESTRATORS: tuple[str, ...] = get_args(Orchestrator)
 
+# How a run ended (loop/state.py's Status, whose values these are; a test holds them
+# equal): the history's --status filter names them without importing the loop's state,
+# whose imports (pydantic models, docker, httpx) cost every command about 0.9 s (issue 36,
+# item 8).
+RunStatus = Literal["running", "passed", "exhausted", "stopped", "cancelled", "error"]
+RUN_STATUSES: tuple[str, ...] = get_args(RunStatus)
+
 # `--mlflow` alone: a SQLite store in the current folder, where `mlflow ui` looks first.
 # (MLflow's file store, ./mlruns, is in maintenance mode: MLflow refuses to write to one
 # unless MLFLOW_ALLOW_FILE_STORE=true.)

@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from selfcorrect_action.choices import RUN_STATUSES
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.redact import secrets_from_env
 
@@ -70,10 +71,8 @@ def _add_history(sub: Subparsers, parser_class: type[argparse.ArgumentParser]) -
 
 
 def _add_filters(p: argparse.ArgumentParser) -> None:
-    from selfcorrect_action.loop.state import Status
-
     p.add_argument("--spec", metavar="TEXT", help="runs whose task spec contains TEXT")
-    p.add_argument("--status", choices=[status.value for status in Status],
+    p.add_argument("--status", choices=list(RUN_STATUSES),
                    help="runs that ended so")
     p.add_argument("--since", metavar="DATE",
                    help="runs started on or after DATE (2026-01-31, or 2026-01-31T14:00; UTC)")

@@ -123,3 +123,19 @@ def test_a_prompt_is_refused_like_a_spec_before_any_work(
     assert main(["run", "--prompt", " "]) == 2
     assert "--prompt: the prompt is empty" in capsys.readouterr().err
     assert not (tmp_path / "out").exists(), "nothing was written"
+
+
+def test_the_parser_is_built_without_the_heavy_modules() -> None:
+    """Every command, `--version` too, builds the whole parser first: the loop's state,
+    pydantic, docker and httpx imported there cost each one about 0.9 s (issue 36, item 8).
+    A fresh interpreter, since this one has imported them all already."""
+    import subprocess
+    import sys
+
+    listing = ("import sys; from selfcorrect_action.cli import build_parser; build_parser(); "
+               "print(' '.join(sorted(sys.modules)))")
+    found = subprocess.run([sys.executable, "-c", listing], capture_output=True, text=True,
+                           check=True, timeout=60, env={"PATH": "/usr/bin:/bin"})
+    loaded = set(found.stdout.split())
+    heavy = {"selfcorrect_action.loop.state", "pydantic", "docker", "httpx", "rich", "jinja2"}
+    assert not loaded & heavy
