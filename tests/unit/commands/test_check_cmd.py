@@ -39,7 +39,7 @@ def test_a_spec_never_generated_is_missing_and_fails_only_strict(
                         "script": "scripts/sales.py", "changes": [], "reverified": None,
                         "failed_layer": None, "category": None, "evidence": "",
                         "took_ms": None, "sandbox_ms": None, "no_docker": False,
-                        "lock": None, "problems": []}]
+                        "lock": None, "problems": [], "locations": []}]
     assert run_check(repo, capsys, environ=no_docker(), strict=True)[0] == 1
 
 
