@@ -26,6 +26,7 @@ from selfcorrect_action.templating import render
 from selfcorrect_action.verified.check import CheckStatus
 from selfcorrect_action.verified.checker import BaseRecords, check_specs, touched
 from selfcorrect_action.verified.record import VerifiedRecord, parse_record
+from selfcorrect_action.verified.reproduce import verify_command
 from selfcorrect_action.verified.results import CheckResult
 
 CHECK_MARKER = f"{MARKER_PREFIX}check -->"
@@ -101,11 +102,19 @@ def check_output(env: ActionEnv, result: CheckResult) -> CheckRunOutput | None:
     return CheckRunOutput(
         name=f"{CHECK_NAME_PREFIX}{result.spec}"[:MAX_TITLE_CHARS], conclusion=verdict,
         title=redact(title(result), secrets=env.secrets)[:MAX_TITLE_CHARS],
-        summary=redact(render("reports/pull_check_run.md.j2", result=result),
-                       secrets=env.secrets),
+        summary=redact(render("reports/pull_check_run.md.j2", result=result,
+                              verify=verify_line(result)), secrets=env.secrets),
         details_url=env.context.run_url,
         external_id=f"selfcorrect check {env.context.run_key} {result.spec}"[:200],
         annotations=annotations)
+
+
+def verify_line(result: CheckResult) -> str | None:
+    """The one line that reproduces the recorded verdict (issue 36, item 6). None without a
+    record, or with one verify cannot read against a spec (orphaned, invalid)."""
+    if result.record is None or result.status in (CheckStatus.ORPHANED, CheckStatus.INVALID):
+        return None
+    return verify_command(result.record)
 
 
 def title(result: CheckResult) -> str:

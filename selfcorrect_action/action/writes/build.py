@@ -32,6 +32,7 @@ from selfcorrect_action.report.audit import check_run_markdown, check_run_title
 from selfcorrect_action.report.run_json import RUNS_DIR
 from selfcorrect_action.runs.published import VerifiedScript
 from selfcorrect_action.templating import render
+from selfcorrect_action.verified.reproduce import verify_command
 
 MAX_TITLE_CHARS = 200
 # The summary keeps room for the AUDIT.md line put in where AUDIT_SLOT is.
@@ -179,4 +180,5 @@ def _pull_body(task: Task, state: RunState, *, summary_md: str, repository: str,
         tests_path=tests_folder(state.run_id) if state.tests_written_by_plan else None,
         in_process=bool(state.tests) and state.spec.isolation == "in-process",
         replayed=state.replayed, closes=task.closes, record_path=record_path,
+        verify=verify_command(record_path) if record_path else None,
     )

@@ -260,3 +260,21 @@ def test_a_failed_runs_draft_carries_no_record(tmp_path: Path) -> None:
     assert [f.path for f in plan.commit.files][:1] == ["scripts/chart.py"]
     assert not any(f.path.startswith(".selfcorrect/lock/") for f in plan.commit.files)
     assert plan.commit.files[0].content == "print('best')\n"
+
+
+def test_the_pull_request_says_how_to_reproduce_its_verdict(tmp_path: Path) -> None:
+    """Issue 36, item 6: the one line a reviewer runs to see the verdict hold again; none in
+    a draft, which has no record to reproduce."""
+    task = _task(tmp_path)
+    verified = _verified(task, _state(task, Status.PASSED))
+
+    def body(status: Status) -> str:
+        plan = build_plan(task, _state(task, status), repository="o/r", base_branch="main",
+                          audit_md="# a", run_json="{}", summary_md="s",
+                          server_url="https://github.example", comment_body=None,
+                          comment_marker=None, draft_on_failure=True, verified=verified)
+        assert plan.pull_request is not None
+        return plan.pull_request.body
+
+    assert "`selfcorrect verify .selfcorrect/lock/issue-3.json`" in body(Status.PASSED)
+    assert "selfcorrect verify" not in body(Status.EXHAUSTED)
