@@ -146,12 +146,15 @@ def _run_validate(args: argparse.Namespace) -> int:
 def _add_check(sub: Subparsers) -> None:
     p = sub.add_parser(
         "check",
-        help="are the committed scripts still what was verified? (no model call)",
+        help="are the committed scripts still what was verified? (no model call, unless "
+        "--judge)",
         description="Compare each spec's script, inputs, tests, fields and the sandbox image "
         "with its record in .selfcorrect/lock/: verified (nothing runs), or changed and "
         "re-verified in the sandbox (passes, fails), stale (the prompt changed), missing, "
         "orphaned, invalid. Exit 1 for a failure (with --strict also stale, missing, "
-        "orphaned, or changed without Docker), 2 for a spec or record that does not read.",
+        "orphaned, or changed without Docker), 2 for a spec or record that does not read. "
+        "With --judge, a stale spec whose re-verification passes is shown to the judge with "
+        "its new prompt (this costs tokens): passes, or fails (semantic).",
     )
     p.add_argument("paths", type=Path, nargs="*", metavar="SPEC",
                    help="task specs, or records under .selfcorrect/lock/ (default: every spec "
@@ -169,6 +172,14 @@ def _add_check(sub: Subparsers) -> None:
     p.add_argument("--runtime", choices=list(RUNTIMES),
                    help="container runtime for re-verifications: runc or runsc (gVisor) "
                    "(default runc, or SELFCORRECT_RUNTIME)")
+    p.add_argument("--judge", action="store_true",
+                   help="ask the judge (a model: costs tokens) whether each stale spec's "
+                   "script, re-verified and passing, does what its new prompt asks; the model "
+                   "is a run's: the flags below, SELFCORRECT_MODEL, the spec's models:")
+    p.add_argument("--replay", type=Path, metavar="FILE",
+                   help="--judge: play back a recording of the judge's answers instead of "
+                   "calling a model")
+    _add_model_flags(p)
     p.add_argument("--json", action="store_true", help="print a JSON list, one result a spec")
     p.set_defaults(handler=_run_check)
 
@@ -178,6 +189,7 @@ def _run_check(args: argparse.Namespace) -> int:
 
     return check(args.paths, touched_files=args.touched, as_json=args.json,
                  strict=args.strict, update_lock=args.update_lock, runtime=args.runtime,
+                 judge=args.judge, replay=args.replay, model_flags=_model_flag_values(args),
                  environ=os.environ, cancel=args.cancel)
 
 
@@ -218,20 +230,7 @@ def _add_run(sub: Subparsers) -> None:
 def _add_settings(p: argparse.ArgumentParser) -> None:
     """The run settings a command line can give (runs/settings.py's table: a flag wins over
     its SELFCORRECT_* variable, which wins over the default)."""
-    p.add_argument("--model", help="litellm model name for every tier (overrides the spec)")
-    p.add_argument("--api-base", help="base URL of an OpenAI-compatible API or LiteLLM proxy "
-                   "(default: SELFCORRECT_API_BASE, else the provider's own)")
-    p.add_argument("--llm-timeout", metavar="SECONDS",
-                   help="give up on one model request after this long (default 180, or "
-                   "SELFCORRECT_LLM_TIMEOUT_S)")
-    p.add_argument("--llm-retries", metavar="N",
-                   help="retry a failed model request up to N times (default 3, or "
-                   "SELFCORRECT_LLM_RETRIES)")
-    p.add_argument("--structured-output", choices=list(STRUCTURED_CHOICES),
-                   help="how JSON answers are asked for: auto (a JSON Schema where the model "
-                   "enforces one), json-schema (vLLM, Ollama, LM Studio), json-object-schema "
-                   "(llama.cpp's server), json-object, off (default auto, or "
-                   "SELFCORRECT_STRUCTURED_OUTPUT)")
+    _add_model_flags(p)
     p.add_argument("--profile", choices=list(PROFILES),
                    help="how much to ask of the model at once: small (a short prompt, the "
                    "code's start given, shorter answers; for models of a few billion "
@@ -271,6 +270,31 @@ def _add_settings(p: argparse.ArgumentParser) -> None:
                    "SELFCORRECT_MLFLOW_TRACES)")
 
 
+def _model_flag_values(args: argparse.Namespace) -> dict[str, str | None]:
+    """What _add_model_flags parsed: setting name -> text (None: not given)."""
+    return {"model": args.model, "api_base": args.api_base,
+            "llm_timeout_s": args.llm_timeout, "llm_retries": args.llm_retries,
+            "structured_output": args.structured_output}
+
+
+def _add_model_flags(p: argparse.ArgumentParser) -> None:
+    """The settings of the model client: `run`'s, and `check --judge`'s."""
+    p.add_argument("--model", help="litellm model name for every tier (overrides the spec)")
+    p.add_argument("--api-base", help="base URL of an OpenAI-compatible API or LiteLLM proxy "
+                   "(default: SELFCORRECT_API_BASE, else the provider's own)")
+    p.add_argument("--llm-timeout", metavar="SECONDS",
+                   help="give up on one model request after this long (default 180, or "
+                   "SELFCORRECT_LLM_TIMEOUT_S)")
+    p.add_argument("--llm-retries", metavar="N",
+                   help="retry a failed model request up to N times (default 3, or "
+                   "SELFCORRECT_LLM_RETRIES)")
+    p.add_argument("--structured-output", choices=list(STRUCTURED_CHOICES),
+                   help="how JSON answers are asked for: auto (a JSON Schema where the model "
+                   "enforces one), json-schema (vLLM, Ollama, LM Studio), json-object-schema "
+                   "(llama.cpp's server), json-object, off (default auto, or "
+                   "SELFCORRECT_STRUCTURED_OUTPUT)")
+
+
 def _add_runtime(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runtime", choices=list(RUNTIMES), default="runc",
                    help="container runtime for the sandbox: runc (default) or runsc (gVisor)")
@@ -280,9 +304,8 @@ def _resolved_settings(args: argparse.Namespace) -> Resolved:
     from selfcorrect_action.runs import settings
 
     given = settings.flag_values({
-        "model": args.model, "api_base": args.api_base, "llm_timeout_s": args.llm_timeout,
-        "llm_retries": args.llm_retries, "structured_output": args.structured_output,
-        "runtime": args.runtime, "sandbox_image": args.sandbox_image,
+        **_model_flag_values(args), "runtime": args.runtime,
+        "sandbox_image": args.sandbox_image,
         "profile": args.profile, "generation": args.generation,
         "history": args.history, "keep_history": "no" if args.no_history else None,
         "orchestrator": args.orchestrator, "checkpoints": args.checkpoints,

@@ -1,7 +1,10 @@
 """`selfcorrect check` as a function (issue 36): for each spec, its record against the
 repository's digests; a change re-verified in the sandbox with no model call; with
-`update_lock`, a passing re-verification recorded. The decisions are check.py's; this
-module reads the files, runs the sandbox (check_sandbox.py) and writes records.
+`update_lock`, a passing re-verification recorded; with `judges` (--judge), a stale spec's
+passing re-verification judged with its new prompt (check_judge.py). Every spec is looked at
+first (digests, the image), then the re-verifications run: what --judge will ask is said,
+and refused when it cannot be asked, before anything runs. The decisions are check.py's;
+this module reads the files, runs the sandbox (check_sandbox.py) and writes records.
 
 Paths are repository-relative and `/`-separated, as records name them. What only a
 re-verification needs (the loop's steps) is imported when one runs: a check of specs that
@@ -31,8 +34,15 @@ from selfcorrect_action.verified.changes import Change, changes
 from selfcorrect_action.verified.check import (
     CheckStatus,
     after_reverify,
+    asks_judge,
     first_look,
     may_update_lock,
+)
+from selfcorrect_action.verified.check_judge import (
+    JudgeModels,
+    announcement,
+    judge_result,
+    said_of,
 )
 from selfcorrect_action.verified.check_sandbox import CheckSandbox
 from selfcorrect_action.verified.fingerprint import MAX_FILE_BYTES, Fingerprint, fingerprint
@@ -57,19 +67,32 @@ ISSUE = "issue #"
 BaseRecords = Callable[[str], "VerifiedRecord | None"]
 
 
+@dataclasses.dataclass(frozen=True)
+class _Reverify:
+    """A spec the first look sends to the sandbox, and what that look found."""
+
+    loaded: LoadedSpec
+    record: VerifiedRecord | None
+    now: Fingerprint
+    found: list[Change]
+    base: CheckResult
+
+
 def check_specs(root: Path, specs: Sequence[str], *, records: Sequence[str] = (),
                 update_lock: bool = False, runtime: Runtime = "runc",
                 sandbox_image: str | None = None, environ: Mapping[str, str] | None = None,
                 on_progress: Say | None = None, engine: DockerEngine | None = None,
                 stoppable: Callable[[Sandbox], Executor] | None = None,
-                base_records: BaseRecords | None = None) -> list[CheckResult]:
+                base_records: BaseRecords | None = None, judges: JudgeModels | None = None
+                ) -> list[CheckResult]:
     """Each of `specs` (its record at lock_path), then each of `records` that no spec of
     `specs` owns: its spec checked through it when the file is there, else orphaned.
     `stoppable`: what a re-verification's sandbox is wrapped in (a cancel from another
     thread kills its script: runs/stoppable.py). `base_records`: a pull request's check
     (issue 36, item 3): each record is read from the base branch (record path -> record),
     never from the pull request, which may have changed it together with its script;
-    every spec is re-verified, with at most the network its base record allowed."""
+    every spec is re-verified, with at most the network its base record allowed.
+    `judges`: --judge, the model a stale spec's judge is asked through."""
     environ = os.environ if environ is None else environ
     say = on_progress or (lambda line: None)
     found_specs, early = record_targets(root, specs, records)
@@ -77,8 +100,10 @@ def check_specs(root: Path, specs: Sequence[str], *, records: Sequence[str] = ()
     with CheckSandbox(runtime=runtime, environ=environ, say=say, engine=engine,
                       sandbox_image=sandbox_image, stoppable=stoppable) as sandbox:
         checker = _Checker(root, sandbox, environ, say, update_lock=update_lock,
-                           base_records=base_records)
-        results = [checker.check(spec, record) for spec, record in targets]
+                           base_records=base_records, judges=judges)
+        looks = [checker.look(spec, record) for spec, record in targets]
+        checker.prepare_judges(looks)
+        results = [checker.finish(look) for look in looks]
     for result in early:
         say(f"{result.spec}: {result.status.value} ({result.record})")
     return results + early
@@ -200,10 +225,11 @@ def _invalid(spec: str, record: str | None, problems: list[str]) -> CheckResult:
 
 class _Checker:
     def __init__(self, root: Path, sandbox: CheckSandbox, environ: Mapping[str, str],
-                 say: Say, *, update_lock: bool, base_records: BaseRecords | None = None
-                 ) -> None:
+                 say: Say, *, update_lock: bool, base_records: BaseRecords | None = None,
+                 judges: JudgeModels | None = None) -> None:
         self.root = root
         self.base_records = base_records
+        self.judges = judges
         self.sandbox = sandbox
         self.environ = environ
         self.update_lock = update_lock
@@ -211,19 +237,39 @@ class _Checker:
         self._secrets = secrets_from_env(environ)
         self._runs = 0
 
-    def check(self, spec: str, record_path: str) -> CheckResult:
-        result = self._check(spec, record_path)
+    def prepare_judges(self, looks: list[CheckResult | _Reverify]) -> None:
+        """--judge: say what will be asked, and refuse it now if it cannot be."""
+        if self.judges is None:
+            return
+        stale = [look.loaded for look in looks if isinstance(look, _Reverify)
+                 and asks_judge(look.found, judge=True)]
+        self.say(announcement([loaded.source for loaded in stale],
+                              no_engine=bool(self.sandbox.no_engine)))
+        if stale:
+            self.judges.prepare(stale)
+
+    def finish(self, look: CheckResult | _Reverify) -> CheckResult:
+        self._secrets = secrets_from_env(self.environ)
+        if isinstance(look, _Reverify):
+            self._secrets = self._secrets_of(look.loaded)
+        result = look if isinstance(look, CheckResult) else self._reverify(look)
         said = result.status.value.replace("_", " ")
         if result.status is CheckStatus.CHANGED and result.no_docker:
             said += " (not re-verified: no Docker engine)"
-        self.say(f"{spec}: {said}" + (
-            f" ({result.category}: {result.evidence})" if result.evidence else ""))
+        self.say(f"{result.spec}: {said}" + (
+            f" ({result.category}: {result.evidence})" if result.evidence else "") + (
+            f" [{said_of(result.judge)}]" if result.judge else ""))
         return result
+
+    def _secrets_of(self, loaded: LoadedSpec) -> list[str]:
+        return [*secrets_from_env(self.environ),
+                *secret_values(loaded.spec.contract.network, self.environ)]
 
     def say(self, line: str) -> None:
         self._say(redact(line, secrets=self._secrets))
 
-    def _check(self, spec: str, record_path: str) -> CheckResult:
+    def look(self, spec: str, record_path: str) -> CheckResult | _Reverify:
+        """The spec's status from its digests, or the re-verification it needs."""
         try:
             loaded, record = self._load(spec, record_path)
             now = fingerprint(loaded) if loaded.spec.kind != "repair" else None
@@ -234,8 +280,6 @@ class _Checker:
             return _invalid(spec, None, [f"{spec}:1:1: {exc.problem}\n  hint: {exc.hint}"])
         if now is None:
             return CheckResult(spec=spec, status=CheckStatus.NOT_APPLICABLE)
-        self._secrets = [*secrets_from_env(self.environ),
-                         *secret_values(loaded.spec.contract.network, self.environ)]
         return self._compare(loaded, record, now, record_path if record else None)
 
     def _load(self, spec: str, record_path: str
@@ -261,7 +305,7 @@ class _Checker:
         return record
 
     def _compare(self, loaded: LoadedSpec, record: VerifiedRecord | None, now: Fingerprint,
-                 record_path: str | None) -> CheckResult:
+                 record_path: str | None) -> CheckResult | _Reverify:
         image = self.sandbox.image() if record is not None and now.script else None
         found = changes(record, now, image) if record is not None else []
         status = first_look(loaded.spec.kind, record, now, found)
@@ -273,15 +317,17 @@ class _Checker:
         if self.base_records is not None and now.script is not None and status in (
                 CheckStatus.VERIFIED, CheckStatus.MISSING) and not self.sandbox.no_engine:
             # A pull request touched it: shown to work on its head, whatever the digests.
-            return self._reverify(loaded, record, now, found, base)
+            return _Reverify(loaded, record, now, found, base)
         if status is CheckStatus.CHANGED or (
                 status is CheckStatus.MISSING and self.update_lock and now.script is not None
                 and self.sandbox.image() is not None):
-            return self._reverify(loaded, record, now, found, base)
+            return _Reverify(loaded, record, now, found, base)
         return base
 
-    def _reverify(self, loaded: LoadedSpec, record: VerifiedRecord | None, now: Fingerprint,
-                  found: list[Change], base: CheckResult) -> CheckResult:
+    def _reverify(self, look: _Reverify) -> CheckResult:
+        loaded, record, now, found, base = (look.loaded, look.record, look.now, look.found,
+                                            look.base)
+        judging = asks_judge(found, judge=self.judges is not None)
         try:
             require_credentials(loaded.spec.contract.network, self.environ)
         except UsageError as exc:
@@ -289,13 +335,17 @@ class _Checker:
                                            "problems": [f"{loaded.source}:1:1: {exc}"]})
         what = ", ".join(base.changes) or "no record"
         self.say(f"{loaded.source}: {what}: re-verifying {base.script} in the sandbox "
-                 f"({self.sandbox.runtime}, no model call)")
-        done = self._run(loaded, record, _script_text(loaded))
+                 f"({self.sandbox.runtime}" + ("; then the judge, with the new prompt)"
+                                               if judging else ", no model call)"))
+        done = self._run(loaded, record, _script_text(loaded), judging=judging)
         attempt = done.last
         assert attempt is not None and attempt.verdict is not None
         verdict = attempt.verdict
-        status = after_reverify(found, passed=verdict.passed)
+        judged = judge_result(done, secrets=self._secrets) if judging else None
+        status = after_reverify(found, passed=verdict.passed,
+                                judged=judged is not None and judged.verdict == "pass")
         result = base.model_copy(update={
+            "judge": judged,
             "status": status, "reverified": "passed" if verdict.passed else "failed",
             "failed_layer": verdict.failed_layer, "took_ms": attempt.duration_ms,
             "sandbox_ms": sum(run.duration_ms for run in (
@@ -308,10 +358,14 @@ class _Checker:
                 for line in script_lines(attempt, done.output_name)]})
         return self._lock(loaded, record, now, done, result)
 
-    def _run(self, loaded: LoadedSpec, record: VerifiedRecord | None, code: str) -> RunState:
+    def _run(self, loaded: LoadedSpec, record: VerifiedRecord | None, code: str, *,
+             judging: bool = False) -> RunState:
         from selfcorrect_action.verified.reverify import reverify, reverify_state
 
-        state = reverify_state(loaded, record, code, runtime=self.sandbox.runtime)
+        asked = (self.judges.model_for(loaded) if judging and self.judges is not None
+                 else None)
+        state = reverify_state(loaded, record, code, runtime=self.sandbox.runtime,
+                               judged_by=asked.models if asked is not None else None)
         if self.base_records is not None:
             # A pull request's spec cannot open the network its base branch did not.
             allowed = record.contract.network if record is not None else "none"
@@ -321,7 +375,8 @@ class _Checker:
         assert self.sandbox.work_root is not None
         self._runs += 1
         return reverify(state, loaded, executor, self.sandbox.work_root / str(self._runs),
-                        on_event=lambda step, message: self.say(f"{loaded.source}: {message}"))
+                        on_event=lambda step, message: self.say(f"{loaded.source}: {message}"),
+                        with_model=asked.with_model if asked is not None else None)
 
     def _lock(self, loaded: LoadedSpec, record: VerifiedRecord | None, now: Fingerprint,
               done: RunState, result: CheckResult) -> CheckResult:

@@ -20,6 +20,22 @@ class ScriptLine(BaseModel):
     message: str
 
 
+class JudgeResult(BaseModel):
+    """--judge: what the judge said of a stale spec's script, asked with its new prompt, and
+    what that cost."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    verdict: Literal["pass", "fail"] | None = Field(description="None: not answered (the "
+                                                     "spec's budget stopped the call)")
+    reasoning: str = Field(description="the judge's reasons, or why it did not answer")
+    model: str = Field(description="the judge tier's model, as a run of the spec resolves it")
+    calls: int = Field(ge=0, description="model calls made (a malformed answer is asked "
+                       "again once)")
+    tokens: int = Field(ge=0)
+    cost_usd: float | None = Field(description="None: no price is known for the model")
+
+
 class CheckResult(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -49,3 +65,5 @@ class CheckResult(BaseModel):
                                 "problems of the spec or its record")
     locations: list[ScriptLine] = Field(default_factory=list, description="fails: the "
                                         "script's lines the failure's traceback points at")
+    judge: JudgeResult | None = Field(default=None, description="--judge, a stale spec "
+                                      "whose re-verification passed: the judge's answer")

@@ -3,9 +3,10 @@ execute and evaluate steps (the sandbox, the contract, the frozen or recorded te
 its first and only attempt. The seam a regeneration, a resumed run or the benchmark starts
 from given code through: `given_attempt` makes the attempt, `reverify` judges it.
 
-The judge (layer 3) is not asked: a re-verification costs no tokens. What the record holds
-beyond the spec (the contract as planned, tests a model wrote) is used as recorded; fields
-the spec itself writes win, as they do in a run."""
+The judge (layer 3) is not asked: a re-verification costs no tokens (`check --judge` asks
+it of a stale spec, through the model it hands in: verified/check_judge.py). What the
+record holds beyond the spec (the contract as planned, tests a model wrote) is used as
+recorded; fields the spec itself writes win, as they do in a run."""
 
 from __future__ import annotations
 
@@ -42,10 +43,13 @@ def given_attempt(code: str, *, index: int = 1, model: str = GIVEN_MODEL) -> Att
 
 
 def reverify_state(loaded: LoadedSpec, record: VerifiedRecord | None, code: str, *,
-                   runtime: Runtime = "runc") -> RunState:
+                   runtime: Runtime = "runc", judged_by: ModelTiers | None = None
+                   ) -> RunState:
     """The state a re-verification runs: the spec as it is now, the contract and the
-    model-written tests from the record, the given code as attempt 1, no judge."""
-    spec = evolve(loaded.spec, {"judge": False})
+    model-written tests from the record, the given code as attempt 1, no judge; with
+    `judged_by` (the tiers a run of the spec resolves), the judge, whatever the spec's
+    `judge:` says (`check --judge` asks it)."""
+    spec = evolve(loaded.spec, {"judge": judged_by is not None})
     written = user_contract_fields(loaded.spec)
     contract = loaded.spec.contract
     if record is not None:
@@ -58,8 +62,8 @@ def reverify_state(loaded: LoadedSpec, record: VerifiedRecord | None, code: str,
     from_model = not tests and record is not None and bool(record.model_tests)
     if from_model and record is not None:
         tests = dict(record.model_tests)
-    models = ModelTiers.model_validate(record.models) if record and record.models else (
-        ModelTiers())
+    models = judged_by or (ModelTiers.model_validate(record.models) if record and record.models
+                           else ModelTiers())
     return RunState(
         run_id=uuid.uuid4().hex[:12], started_at=utc_now(), spec_source=loaded.source,
         spec=spec, user_contract_fields=sorted(written),
@@ -71,9 +75,14 @@ def reverify_state(loaded: LoadedSpec, record: VerifiedRecord | None, code: str,
 
 
 def reverify(state: RunState, loaded: LoadedSpec, sandbox: Executor, work_root: Path, *,
-             on_event: Callable[[str, str], None] = lambda step, message: None) -> RunState:
-    """`state` (reverify_state) with its one attempt executed and judged by layers 1-2."""
+             on_event: Callable[[str, str], None] = lambda step, message: None,
+             with_model: Callable[[Deps], Deps] | None = None) -> RunState:
+    """`state` (reverify_state) with its one attempt executed and judged by layers 1-2, and
+    by the judge when `state.spec.judge`: asked through `with_model` (the deps given a
+    model client), else the model is never called."""
     deps = Deps(llm=NoModel(), sandbox=sandbox, work_root=work_root,
                 inputs=[InputFile(path=path.name, data=path.read_bytes())
                         for path in loaded.input_paths], on_event=on_event)
+    if with_model is not None:
+        deps = with_model(deps)
     return evaluate(execute(state, deps), deps)

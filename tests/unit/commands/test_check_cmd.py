@@ -39,7 +39,8 @@ def test_a_spec_never_generated_is_missing_and_fails_only_strict(
                         "script": "scripts/sales.py", "changes": [], "reverified": None,
                         "failed_layer": None, "category": None, "evidence": "",
                         "took_ms": None, "sandbox_ms": None, "no_docker": False,
-                        "lock": None, "problems": [], "locations": []}]
+                        "lock": None, "problems": [], "locations": [],
+                        "judge": None}]
     assert run_check(repo, capsys, environ=no_docker(), strict=True)[0] == 1
 
 
@@ -246,3 +247,46 @@ def test_an_issues_script_is_checked_through_its_record(
     assert str(result["problems"]).startswith(
         "['.selfcorrect/lock/issue-12.json:1:1: its run record "
         ".selfcorrect/runs/abc123/run.json: ")
+
+
+def test_model_flags_without_judge_are_bad_usage(repo: Path) -> None:
+    from selfcorrect_action.errors import UsageError
+
+    with pytest.raises(UsageError, match="--model, --replay: only --judge asks a model"):
+        check([], cwd=repo, environ=no_docker(), model_flags={"model": "openai/x"},
+              replay=Path("judge.jsonl"))
+
+
+def test_judge_without_docker_asks_no_model_and_needs_none(
+        repo: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    record_as_is(repo)
+    write(repo, SPEC, (repo / SPEC).read_text().replace("per region", "per area"))
+    environ = {name: value for name, value in no_docker().items()
+               if not name.endswith("_API_KEY") and not name.startswith("SELFCORRECT_")}
+    assert check([], cwd=repo, environ=environ, judge=True) == 0
+    out, err = capsys.readouterr()
+    assert "--judge: no Docker engine, so nothing is re-verified and no model asked" in err
+    assert "--judge: no model asked, 0 tokens" in out
+
+
+def test_the_table_shows_each_judges_verdict_and_cost_and_the_total() -> None:
+    from selfcorrect_action.commands.check_cmd import summary
+    from selfcorrect_action.verified.check import CheckStatus
+    from selfcorrect_action.verified.results import CheckResult, JudgeResult
+
+    asked = JudgeResult(verdict="pass", reasoning="it totals per area", model="openai/j",
+                        calls=1, tokens=1234, cost_usd=0.0021)
+    results = [
+        CheckResult(spec="a.yml", status=CheckStatus.PASSES, changes=["prompt a.yml (changed)"],
+                    reverified="passed", took_ms=1400, judge=asked),
+        CheckResult(spec="b.yml", status=CheckStatus.FAILS, changes=["prompt b.yml (changed)"],
+                    reverified="failed", took_ms=900, category="semantic",
+                    evidence="the judge: it prints nothing",
+                    judge=asked.model_copy(update={"verdict": "fail", "cost_usd": 0.001})),
+    ]
+    out = summary(results, update_lock=False, strict=False, code=1, judge=True)
+    assert ("a.yml  passes          prompt a.yml (changed); re-verified in 1.4 s: passed\n"
+            "                       judged with the new prompt: pass (openai/j, 1,234 tokens, "
+            "$0.0021)\n") in out
+    assert "semantic: the judge: it prints nothing" in out
+    assert "--judge: the judge asked of 2 specs, 2 calls, 2,468 tokens, $0.0031\n" in out

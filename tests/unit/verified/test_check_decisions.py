@@ -11,6 +11,7 @@ from selfcorrect_action.verified.changes import Change, What
 from selfcorrect_action.verified.check import (
     CheckStatus,
     after_reverify,
+    asks_judge,
     exit_code,
     first_look,
     may_update_lock,
@@ -59,6 +60,35 @@ def test_nothing_changed_is_verified_and_a_change_is_to_reverify() -> None:
 def test_a_reverification_passes_fails_or_stays_stale(
         found: list[Change], passed: bool, status: CheckStatus) -> None:
     assert after_reverify(found, passed=passed) is status
+
+
+def test_judge_is_asked_of_a_stale_spec_only_and_only_with_the_flag() -> None:
+    assert asks_judge([PROMPT, INPUT], judge=True)
+    assert not asks_judge([INPUT], judge=True)  # the run's judge saw this prompt already
+    assert not asks_judge([], judge=True)
+    assert not asks_judge([PROMPT], judge=False)
+
+
+@pytest.mark.parametrize(("found", "passed", "judged", "status"), [
+    # The judge passed the script with the new prompt: nothing is stale any more.
+    ([PROMPT], True, True, CheckStatus.PASSES),
+    ([PROMPT, INPUT], True, True, CheckStatus.PASSES),
+    # Asked, but no answer (the budget): still stale.
+    ([PROMPT], True, False, CheckStatus.STALE),
+    # The judge's fail is the verdict's: failed at layer 3, as a run would fail.
+    ([PROMPT], False, False, CheckStatus.FAILS),
+])
+def test_a_judged_reverification(found: list[Change], passed: bool, judged: bool,
+                                 status: CheckStatus) -> None:
+    assert after_reverify(found, passed=passed, judged=judged) is status
+
+
+def test_a_judge_failure_exits_1_with_or_without_strict() -> None:
+    # A stale spec the judge failed is `fails`: --strict changes nothing for it, while a
+    # stale spec nobody judged fails only under --strict.
+    assert exit_code([CheckStatus.FAILS], strict=False) == 1
+    assert exit_code([CheckStatus.FAILS], strict=True) == 1
+    assert exit_code([CheckStatus.PASSES], strict=True) == 0
 
 
 def test_update_lock_accepts_only_a_passing_reverification() -> None:
