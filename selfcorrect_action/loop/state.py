@@ -205,6 +205,9 @@ class FinalCheck(_Record):
     script_sha256: str = Field(pattern=r"^[0-9a-f]{64}$")  # the script as published
     passed: bool
     evidence: str = ""  # why it did not pass
+    # Why it was not run again ("" when it was): a contract that opens the network, whose
+    # second run would reach the outside again (another request to someone's API).
+    skipped: str = ""
 
 
 class Usage(_Record):

@@ -7,7 +7,9 @@ so run.json says how it went.
 
 The header goes in before this final verification, so the bytes the record names are the
 bytes that ran. A script that reads its own source may not pass with a comment it did not
-have: the run then ends `stopped`, and nothing is published as verified.
+have: the run then ends `stopped`, and nothing is published as verified. A script whose
+contract opens the network is not run again (its second run would reach someone's API
+again): its passing attempt, the header added, is recorded, the header checked to compile.
 """
 
 from __future__ import annotations
@@ -85,6 +87,9 @@ def verify_published(state: RunState, loaded: LoadedSpec, target: RecordTarget, 
     record = record_for(loaded, state, script=script, now=_as_read(state, loaded),
                         image=image_record(state.image), run_record=target.run_record,
                         spec=target.spec)
+    digest = hashlib.sha256(script.encode("utf-8")).hexdigest()
+    if state.contract.network != "none":
+        return _not_run_again(state, script, record, target, digest, on_event)
     on_event("verify", "the script with its header, once more (no model call)")
 
     def said(step: str, message: str) -> None:  # its one attempt is no attempt of the run's
@@ -98,7 +103,6 @@ def verify_published(state: RunState, loaded: LoadedSpec, target: RecordTarget, 
                         f"could not run: {exc.message}")
         return evolve(ended, {"error_exit_code": exc.exit_code}), None
     verdict = checked.last.verdict if checked.last is not None else None
-    digest = hashlib.sha256(script.encode("utf-8")).hexdigest()
     if verdict is not None and verdict.passed:
         on_event("verify", f"passed with its header; its record: {target.lock}")
         final = FinalCheck(script_sha256=digest, passed=True)
@@ -109,6 +113,27 @@ def verify_published(state: RunState, loaded: LoadedSpec, target: RecordTarget, 
     reason = ("the script passed, but not with the header it is published with (a script "
               f"that reads its own source?): {category}{shorten(evidence, 300)}")
     return end_run(evolve(state, {"final_check": final}), Status.STOPPED, reason), None
+
+
+NOT_RUN_AGAIN = ("not run again: its contract opens the network, and a second run would "
+                 "reach the outside again; the header is comment lines only, and the script "
+                 "still compiles with it")
+
+
+def _not_run_again(state: RunState, script: str, record: VerifiedRecord,
+                   target: RecordTarget, digest: str, on_event: Callable[[str, str], None]
+                   ) -> tuple[RunState, VerifiedScript | None]:
+    """A script with network: its passing attempt, the header added, is what is recorded;
+    what the header could break without a run (the code's syntax) is checked here."""
+    try:
+        compile(script, target.spec, "exec")
+    except (SyntaxError, ValueError) as exc:
+        final = FinalCheck(script_sha256=digest, passed=False, evidence=str(exc))
+        return end_run(evolve(state, {"final_check": final}), Status.STOPPED,
+                       f"the script does not compile with its header: {exc}"), None
+    on_event("verify", f"{NOT_RUN_AGAIN}; its record: {target.lock}")
+    final = FinalCheck(script_sha256=digest, passed=True, skipped=NOT_RUN_AGAIN)
+    return evolve(state, {"final_check": final}), VerifiedScript(script, record, target.lock)
 
 
 def image_record(image: ImageIdentity | None) -> ImageRecord:

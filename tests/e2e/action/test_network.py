@@ -88,6 +88,12 @@ def test_an_allowlisted_task_reaches_its_api_and_nothing_else_from_the_actions_c
     assert "2 connections through the egress proxy" in audit
     assert f"| {API} | {stand_in.http_port} | http | allowed |" in audit
     assert "| evil.example.com | 443 | https | refused |" in audit
+    # Published with its header and record, but not run a second time: that would have
+    # reached the API again (issue 36).
+    recorded = json.loads(github.read_file(DEFAULT_REPO, branch,
+                                           f".selfcorrect/runs/{run_id}/run.json") or b"{}")
+    assert "contract opens the network" in recorded["final_check"]["skipped"]
+    assert github.read_file(DEFAULT_REPO, branch, ".selfcorrect/lock/issue-1.json")
     # The issue's comment names the refused host with the one line to add.
     (comment,) = github.comments(DEFAULT_REPO, 1)
     assert comment.user == act.identity.login
