@@ -321,7 +321,8 @@ def test_a_version_9_run_records_its_inputs_image_version_and_final_check(
     assert data["input_digests"] == [{"path": "data/sales.csv", "sha256": "a" * 64}]
     assert data["test_digests"] == [{"path": "tests/test_chart.py", "sha256": "b" * 64}]
     assert data["image"]["packages_digest"] == "e" * 64 and data["image"]["packages"] == 267
-    assert data["final_check"] == {"script_sha256": "f" * 64, "passed": True, "evidence": ""}
+    assert data["final_check"] == {"script_sha256": "f" * 64, "passed": True, "evidence": "",
+                                   "skipped": ""}
     assert load_run_json(json.dumps(data)) == redacted_state(_recorded_run(tmp_path),
                                                              secrets=SECRETS)
 
