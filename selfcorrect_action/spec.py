@@ -392,6 +392,27 @@ def load_spec(path: Path, *, root: Path | None = None, check_files: bool = True)
     return _load(text, str(path), root=root, name=path.name, path=path, check_files=check_files)
 
 
+def load_repo_spec(root: Path, relative: str) -> LoadedSpec:
+    """The spec file at repository path `relative`, its problems located by that path (the
+    action's annotations and `selfcorrect check` quote it). A committed link must not make
+    either read, and quote in public annotations, a file outside the repository."""
+    path = root / relative
+    try:
+        inside = path.resolve().is_relative_to(root.resolve())
+    except OSError:
+        inside = False
+    if not inside:
+        raise SpecError([f"{relative}:1:1: the spec is a link to a file outside the "
+                         "repository\n  hint: commit the spec itself, not a link"])
+    try:
+        text = read_spec_text(path)
+    except SpecError as exc:
+        raise SpecError([problem.replace(str(path), relative, 1) for problem in exc.problems]
+                        ) from exc
+    loaded = load_spec_text(text, relative, root=root, name=relative)
+    return LoadedSpec(loaded.spec, loaded.source, loaded.root, path, loaded.document)
+
+
 def load_spec_text(
     text: str,
     source: str,

@@ -17,13 +17,13 @@ from pathlib import Path
 
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.env import ActionEnv
-from selfcorrect_action.action.specs import load_workspace_spec, replay_for
+from selfcorrect_action.action.specs import replay_for
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.errors import SpecError
 from selfcorrect_action.github.events import FixComment
 from selfcorrect_action.github.forge import PullRequest
 from selfcorrect_action.repair.files import writable
-from selfcorrect_action.spec import LoadedSpec, dump_spec, load_spec_text
+from selfcorrect_action.spec import LoadedSpec, dump_spec, load_repo_spec, load_spec_text
 from selfcorrect_action.spec import TaskSpec as Spec
 from selfcorrect_action.templating import render
 
@@ -86,7 +86,7 @@ def _spec(env: ActionEnv, pull: PullRequest) -> LoadedSpec | None:
     workspace = env.context.workspace
     try:
         if (workspace / REPAIR_SPEC).is_file():
-            loaded = load_workspace_spec(workspace, REPAIR_SPEC)
+            loaded = load_repo_spec(workspace, REPAIR_SPEC)
             if loaded.spec.kind != "repair":
                 raise SpecError([f"{REPAIR_SPEC}:1:1: kind: `/selfcorrect fix` runs a repair "
                                  f"spec; this one is kind {loaded.spec.kind}\n  hint: set "

@@ -12,7 +12,6 @@ from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.fix import fix_task
 from selfcorrect_action.action.pull_check import FAILING, reverify_pull_request
 from selfcorrect_action.action.specs import (
-    load_workspace_spec,
     matches,
     replay_for,
     spec_paths,
@@ -43,7 +42,7 @@ from selfcorrect_action.github.naming import (
 )
 from selfcorrect_action.github.permissions import may_trigger
 from selfcorrect_action.loop.state import Status
-from selfcorrect_action.spec import LoadedSpec
+from selfcorrect_action.spec import LoadedSpec, load_repo_spec
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -119,7 +118,7 @@ def on_dispatch(trigger: Dispatch, env: ActionEnv) -> int:
             failed = True
     for path in [p for p, b in zip(paths, branches, strict=True) if branches.count(b) == 1]:
         try:
-            loaded = load_workspace_spec(env.context.workspace, path)
+            loaded = load_repo_spec(env.context.workspace, path)
             replay = replay_for(env.context.workspace, env.inputs.replay, path,
                                 count=len(paths))
         except SpecError as exc:
@@ -162,7 +161,7 @@ def _validate_specs(trigger: SpecsChanged, env: ActionEnv, changed: list[str]) -
     problems: list[str] = []
     for path in changed:
         try:
-            load_workspace_spec(env.context.workspace, path)
+            load_repo_spec(env.context.workspace, path)
         except SpecError as exc:
             problems.extend(exc.problems)
     reporting.annotate_problems(env, problems)
@@ -307,7 +306,7 @@ def _issue_spec(number: int, body: str, env: ActionEnv, *, comment_on: int | Non
 
 def _workspace_spec(path: str, number: int, env: ActionEnv) -> LoadedSpec | None:
     try:
-        return load_workspace_spec(env.context.workspace, path)
+        return load_repo_spec(env.context.workspace, path)
     except SpecError as exc:
         reporting.spec_problems(env, number, exc.problems)
         reporting.outputs(env, status="invalid-spec")

@@ -7,9 +7,7 @@ from __future__ import annotations
 import fnmatch
 from pathlib import Path, PurePosixPath
 
-from selfcorrect_action.errors import SpecError, UsageError
-from selfcorrect_action.spec import LoadedSpec, load_spec_text
-from selfcorrect_action.spec_files import read_spec_text
+from selfcorrect_action.errors import UsageError
 
 MAX_SPECS = 100
 
@@ -45,21 +43,6 @@ def matches(path: str, pattern: str) -> bool:
     parts, wanted = PurePosixPath(path).parts, PurePosixPath(pattern).parts
     return len(parts) == len(wanted) and all(
         fnmatch.fnmatchcase(part, want) for part, want in zip(parts, wanted, strict=True))
-
-
-def load_workspace_spec(workspace: Path, relative: str) -> LoadedSpec:
-    """A spec file of the repository, its problems located by its repository path."""
-    path = workspace / relative
-    try:
-        inside = path.resolve().is_relative_to(workspace.resolve())
-    except OSError:
-        inside = False
-    if not inside:
-        # A committed link must not make the action read (and quote in public annotations)
-        # a file of the runner's, outside the repository.
-        raise SpecError([f"{relative}:1:1: the spec is a link to a file outside the "
-                         "repository\n  hint: commit the spec itself, not a link"])
-    return load_spec_text(read_spec_text(path), relative, root=workspace, name=relative)
 
 
 def replay_for(workspace: Path, replay: str | None, spec_path: str, *, count: int

@@ -28,8 +28,7 @@ from selfcorrect_action.sandbox.client import Sandbox
 from selfcorrect_action.sandbox.docker_engine import DockerEngine
 from selfcorrect_action.sandbox.egress.policy import require_credentials, secret_values
 from selfcorrect_action.sandbox.models import Limits
-from selfcorrect_action.spec import LoadedSpec, load_spec_text
-from selfcorrect_action.spec_files import read_spec_text
+from selfcorrect_action.spec import LoadedSpec, load_repo_spec
 from selfcorrect_action.verified.changes import Change, changes
 from selfcorrect_action.verified.check import (
     CheckStatus,
@@ -198,24 +197,6 @@ def issue_spec(root: Path, record: VerifiedRecord, where: str) -> LoadedSpec:
         raise SpecError([f"{record.run_record}:1:1: {exc.message}\n  hint: {exc.hint}"]
                         ) from exc
     return LoadedSpec(state.spec, record.spec, root.resolve())
-
-
-def load_repo_spec(root: Path, spec: str) -> LoadedSpec:
-    """The spec at repository path `spec`, its problems located by that path."""
-    path = root / spec
-    try:
-        inside = path.resolve().is_relative_to(root.resolve())
-    except OSError:
-        inside = False
-    if not inside:
-        raise SpecError([f"{spec}:1:1: the spec is a link to a file outside the repository"
-                         "\n  hint: commit the spec itself, not a link"])
-    try:
-        text = read_spec_text(path)
-    except SpecError as exc:
-        raise SpecError([problem.replace(str(path), spec, 1) for problem in exc.problems]
-                        ) from exc
-    return dataclasses.replace(load_spec_text(text, spec, root=root, name=spec), path=path)
 
 
 def _invalid(spec: str, record: str | None, problems: list[str]) -> CheckResult:

@@ -83,13 +83,13 @@ def test_specs_that_would_share_a_branch_are_refused(env: ActionEnv,
 def test_a_spec_linked_outside_the_repository_is_not_read(env: ActionEnv,
                                                           tmp_path_factory: pytest.TempPathFactory
                                                           ) -> None:
-    from selfcorrect_action.action.specs import load_workspace_spec
+    from selfcorrect_action.spec import load_repo_spec
 
     secret = tmp_path_factory.mktemp("elsewhere") / "netrc"
     secret.write_text("machine x password Hunter2Secret99\n")
     (env.context.workspace / "spec.yml").symlink_to(secret)
     with pytest.raises(SpecError) as caught:
-        load_workspace_spec(env.context.workspace, "spec.yml")
+        load_repo_spec(env.context.workspace, "spec.yml")
     assert "outside the repository" in caught.value.problems[0]
     assert "Hunter2" not in caught.value.problems[0]
 
