@@ -16,6 +16,7 @@ from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.evaluate import evaluate
 from selfcorrect_action.loop.execute import execute
 from selfcorrect_action.loop.generate import generate
+from selfcorrect_action.loop.given import awaits_execution
 from selfcorrect_action.loop.plan import plan
 from selfcorrect_action.loop.reflect import reflect
 from selfcorrect_action.loop.repair.baseline import take_baseline
@@ -108,9 +109,10 @@ def _run(state: RunState, deps: Deps) -> RunState:
                 state = out_of_attempts(state)
                 break
             deps.check_cancelled()
-            state = steps.review(steps.generate(state, deps), deps)
-            if state.status is not Status.RUNNING:
-                break
+            if not awaits_execution(state):  # given code (a regeneration's) is run as it is
+                state = steps.review(steps.generate(state, deps), deps)
+                if state.status is not Status.RUNNING:
+                    break
             deps.check_cancelled()
             state = reflect(steps.evaluate(steps.execute(state, deps), deps))
             deps.on_state(state)

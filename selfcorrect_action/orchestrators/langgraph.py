@@ -29,6 +29,7 @@ from langgraph.types import StreamMode
 
 from selfcorrect_action.errors import SelfcorrectError
 from selfcorrect_action.loop.deps import Deps
+from selfcorrect_action.loop.given import awaits_execution
 from selfcorrect_action.loop.orchestrator import (
     Step,
     attempt_cap,
@@ -49,6 +50,7 @@ from selfcorrect_action.orchestrators.shape import (
     END,
     Shape,
     after,
+    destinations,
     first,
     following,
     shape_for,
@@ -68,11 +70,11 @@ def build_graph(shape: Shape, deps: Deps, *, decide: Decide = reflect) -> StateG
         node = decide if name == "reflect" else bound(shape.steps[name], deps)
         graph.add_node(name, cast(Any, node))  # its _Node protocol names the parameter
     graph.add_conditional_edges(START, partial(first, shape),
-                                [shape.before[0], shape.attempt[0], END])
+                                [shape.before[0], shape.attempt[0], "execute", END])
     for name in shape.nodes:
         if name in shape.conditional:
             graph.add_conditional_edges(name, partial(after, shape, name),
-                                        [following(shape, name), END])
+                                        destinations(shape, name))
         else:
             graph.add_edge(name, following(shape, name))
     return graph
@@ -140,7 +142,8 @@ class GraphOrchestrator:
                 deps.check_cancelled()
                 start = _next(graph, config) if self.resume else first(shape, state)
                 self._run(graph, config, None if self.resume else state, progress, steps_left(
-                    shape, start, attempts=len(state.attempts), cap=attempt_cap(state)))
+                    shape, start, attempts=len(state.attempts), cap=attempt_cap(state),
+                    given=awaits_execution(state)))
             except (SelfcorrectError, KeyboardInterrupt) as exc:
                 return stopped_by(progress.state, exc)
             if saver is not None and progress.state.status not in RESUMABLE:

@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from selfcorrect_action.loop.given import awaits_execution
 from selfcorrect_action.loop.orchestrator import Step, Steps, unchanged
 from selfcorrect_action.loop.state import RunState, Status
 
@@ -56,7 +57,7 @@ def first(shape: Shape, state: RunState) -> str:
     """Where a run starts: the plan (and what comes before it) unless it has one."""
     if state.plan is None:
         return shape.before[0]
-    return shape.attempt[0] if state.status is Status.RUNNING else END
+    return _attempt_start(shape, state) if state.status is Status.RUNNING else END
 
 
 def following(shape: Shape, node: str) -> str:
@@ -70,17 +71,36 @@ def after(shape: Shape, node: str, state: RunState) -> str:
     """Where the run goes once `node` has returned `state`."""
     if node in shape.conditional and state.status is not Status.RUNNING:
         return END
-    return following(shape, node)
+    then = following(shape, node)
+    return _attempt_start(shape, state) if then == shape.attempt[0] else then
 
 
-def steps_left(shape: Shape, next_node: str, *, attempts: int, cap: int) -> int:
+def destinations(shape: Shape, node: str) -> list[str]:
+    """Every node `after` can lead to from `node`: the graph's path map."""
+    then = following(shape, node)
+    starts = [then, "execute"] if then == shape.attempt[0] else [then]
+    return [*starts, END]
+
+
+def _attempt_start(shape: Shape, state: RunState) -> str:
+    """An attempt starts with its generation, or with its execution when the code was
+    given (loop/given.py), as in the plain loop."""
+    return "execute" if awaits_execution(state) else shape.attempt[0]
+
+
+def steps_left(shape: Shape, next_node: str, *, attempts: int, cap: int,
+               given: bool = False) -> int:
     """How many steps a run can still take from `next_node` with `attempts` made (the one
-    in progress included) of at most `cap`: LangGraph's recursion bound is the budget."""
+    in progress included) of at most `cap`: LangGraph's recursion bound is the budget.
+    `given`: the first attempt is given code not yet run."""
     if next_node == END:
         return 0
     per_attempt = len(shape.attempt)
     if next_node in shape.before:
-        return len(shape.before) - shape.before.index(next_node) + cap * per_attempt
+        # A given first attempt (loop/given.py) is executed, never generated: the steps
+        # before its execution are not taken, and the bound stays exact.
+        skipped = shape.attempt.index("execute") if given and cap > 0 else 0
+        return len(shape.before) - shape.before.index(next_node) + cap * per_attempt - skipped
     index = shape.attempt.index(next_node)
     this_attempt = per_attempt - index if index > 0 else 0
     return this_attempt + max(0, cap - attempts) * per_attempt

@@ -28,6 +28,7 @@ from selfcorrect_action.choices import Runtime
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.fileio import FileMissing, FileProblem, read_bounded
 from selfcorrect_action.loop.deps import utc_now
+from selfcorrect_action.loop.given import given_attempt
 from selfcorrect_action.loop.state import Attempt, RunState, Status
 from selfcorrect_action.records import evolve
 from selfcorrect_action.report.run_json import load_run_json
@@ -57,7 +58,7 @@ from selfcorrect_action.verified.record import (
     relative,
 )
 from selfcorrect_action.verified.reproduce import Digests, Recorded, Rerun
-from selfcorrect_action.verified.reverify import given_attempt, reverify, reverify_state
+from selfcorrect_action.verified.reverify import reverify, reverify_state
 
 Progress = Callable[[str], None]
 MAX_RUN_JSON_BYTES = 128 * 1024 * 1024  # as the history reads one (history/folders.py)

@@ -19,14 +19,12 @@ from selfcorrect_action.llm.models import ChatRequest, ChatResponse, ModelTiers
 from selfcorrect_action.loop.deps import Deps, Executor, utc_now
 from selfcorrect_action.loop.evaluate import evaluate
 from selfcorrect_action.loop.execute import execute
-from selfcorrect_action.loop.generate import code_sha
-from selfcorrect_action.loop.state import Attempt, RunState, Strategy
+from selfcorrect_action.loop.given import given_attempt
+from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.records import evolve
 from selfcorrect_action.sandbox.models import InputFile
 from selfcorrect_action.spec import LoadedSpec, user_contract_fields
 from selfcorrect_action.verified.record import VerifiedRecord
-
-GIVEN_MODEL = "(the committed script)"
 
 
 class NoModel:
@@ -34,12 +32,6 @@ class NoModel:
 
     def complete(self, request: ChatRequest) -> ChatResponse:
         raise AssertionError(f"a re-verification asked a model ({request.purpose})")
-
-
-def given_attempt(code: str, *, index: int = 1, model: str = GIVEN_MODEL) -> Attempt:
-    """An attempt whose code was given rather than generated."""
-    return Attempt(index=index, strategy=Strategy.INITIAL, tier="cheap", model=model,
-                   code=code, code_sha=code_sha(code))
 
 
 def reverify_state(loaded: LoadedSpec, record: VerifiedRecord | None, code: str, *,

@@ -16,6 +16,7 @@ from selfcorrect_action.contract import ArtifactSpec, ExecutionContract
 from selfcorrect_action.errors import SandboxError
 from selfcorrect_action.llm.models import ModelTiers
 from selfcorrect_action.loop.deps import Deps
+from selfcorrect_action.loop.given import GIVEN_MODEL, starting_from
 from selfcorrect_action.loop.orchestrator import run_loop
 from selfcorrect_action.loop.state import RunState, Status, Strategy
 from selfcorrect_action.records import evolve
@@ -425,3 +426,42 @@ def test_a_redraw_the_budget_cannot_pay_keeps_the_answer_and_ends_the_run(
     assert only.code.startswith("def f(:") and only.rejected == []
     assert only.verdict is not None and only.verdict.category is Category.SYNTAX
     assert final.usage.tokens <= 4100
+
+
+def test_given_code_is_run_as_the_first_attempt_then_patched(tmp_path: Path) -> None:
+    """A regeneration's seam (issue 36): the committed script is attempt 1, executed
+    without a generation, its failure classified and patched from it."""
+    llm = ScriptedLLM([PLAN, ("repair", code("print('good')")), PASS])
+    sandbox = CannedSandbox(ok_if("good"))
+    final = run_loop(starting_from(state(), "boom()"), deps(llm, sandbox, tmp_path))
+    assert final.status is Status.PASSED
+    given, patched = final.attempts
+    assert (given.model, given.llm_calls, given.code) == (GIVEN_MODEL, [], "boom()")
+    assert given.verdict is not None and given.verdict.category is Category.RUNTIME
+    assert patched.strategy is Strategy.PATCH and patched.base_attempt == 1
+    assert [r.purpose for r in llm.requests] == ["plan", "repair", "judge"]
+    assert "boom()" in llm.requests[1].messages[-1].content
+    assert len(sandbox.requests) == 2
+
+
+def test_given_code_that_passes_costs_no_generation(tmp_path: Path) -> None:
+    llm = ScriptedLLM([PLAN, PASS])
+    final = run_loop(starting_from(state(), "print('good')"),
+                     deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.PASSED and len(final.attempts) == 1
+    assert [r.purpose for r in llm.requests] == ["plan", "judge"]
+
+
+def test_given_code_counts_against_the_attempt_budget(tmp_path: Path) -> None:
+    """With one attempt in the budget, the given code is it: nothing is generated."""
+    llm = ScriptedLLM([PLAN])
+    final = run_loop(starting_from(state(budget=Budget(patch_attempts=0, rethink_attempts=0)),
+                                   "boom()"), deps(llm, CannedSandbox(ok_if("good")), tmp_path))
+    assert final.status is Status.EXHAUSTED and len(final.attempts) == 1
+    assert [r.purpose for r in llm.requests] == ["plan"]
+
+
+def test_a_run_with_attempts_cannot_start_from_given_code() -> None:
+    begun = starting_from(state(), "print(1)")
+    with pytest.raises(ValueError, match="before its first attempt"):
+        starting_from(begun, "print(2)")
