@@ -27,7 +27,12 @@ from selfcorrect_action.github.forge import (
     ForgeError,
     PullRequest,
 )
-from selfcorrect_action.github.naming import STATUS_LABELS, seal_holds, sealed
+from selfcorrect_action.github.naming import (
+    CHECK_NAME_PREFIX,
+    STATUS_LABELS,
+    seal_holds,
+    sealed,
+)
 from selfcorrect_action.records import evolve
 from selfcorrect_action.report.run_json import RUNS_DIR
 from selfcorrect_action.templating import render
@@ -44,6 +49,8 @@ class Applied:
     check: CheckResult = field(default_factory=CheckResult)
     # Why a commit was made but no pull request opened (GitHub refused a draft); else None.
     no_pull_request: str | None = None
+    # A batch's check runs, one per run, by task.
+    checks: dict[str, CheckResult] = field(default_factory=dict)
 
 
 # Said when GitHub refuses the draft of a run that did not pass (draft-on-failure).
@@ -75,7 +82,8 @@ def apply_plan(plan: WritePlan, forge: Forge, *,
             commit_sha, held_back, pull, no_pull = _publish_branch(plan, base.sha, forge)
     check = CheckResult()
     if plan.check_run is not None:
-        check = guarded(lambda: _check_run(plan, forge, commit_sha))
+        check = guarded(lambda: _check_run(plan, plan.check_run, forge, commit_sha))
+    checks = {run.task: _batch_check(plan, run.task, forge, commit_sha) for run in plan.runs}
     comment_url = ""
     if plan.comment is not None:
         wanted_draft = plan.pull_request.draft if plan.pull_request else False
@@ -91,16 +99,25 @@ def apply_plan(plan: WritePlan, forge: Forge, *,
         forge.add_labels(plan.labels.number, plan.labels.add)
         for name in plan.labels.remove:
             forge.remove_label(plan.labels.number, name)
-    return Applied(pull, commit_sha, held_back, comment_url, check, no_pull)
+    return Applied(pull, commit_sha, held_back, comment_url, check, no_pull, checks)
 
 
-def _check_run(plan: WritePlan, forge: Forge, commit_sha: str | None) -> CheckResult:
+def _batch_check(plan: WritePlan, task: str, forge: Forge, commit_sha: str | None
+                 ) -> CheckResult:
+    name = f"{CHECK_NAME_PREFIX}{task}"
+    planned = next((check for check in plan.check_runs if check.output.name == name), None)
+    if planned is None:
+        return CheckResult(note=f"no check run was planned for {task}")
+    return guarded(lambda: _check_run(plan, planned, forge, commit_sha))
+
+
+def _check_run(plan: WritePlan, planned: PlannedCheckRun | None, forge: Forge,
+               commit_sha: str | None) -> CheckResult:
     """The verdict goes on the commit it is about: the one this plan pushed. A run that
     pushed nothing (it did not pass, or its commit was held back) marks the head of its
     branch's open pull request instead, where reviewers look, but never green (that commit
     is not what it checked), and never over a green mark an earlier run gave that commit
     (its script passed; this run's attempts are not on it)."""
-    planned = plan.check_run
     assert planned is not None
     output = evolve(planned.output, {"summary": planned.output.summary.replace(
         AUDIT_SLOT, _audit_line(plan, planned, committed=commit_sha is not None))})
@@ -185,6 +202,11 @@ def _push_fix(plan: WritePlan, planned: PlannedCommit, forge: Forge, *,
         head = forge.branch_head(planned.branch)
         if head is None or head.sha != planned.expected_head:
             now = head.sha[:7] if head else "gone"
+            if plan.runs:
+                return None, (f"the pull request's head moved ({planned.expected_head[:7]} "
+                              f"when the regeneration started, {now} now): nothing was "
+                              "pushed; comment /selfcorrect regenerate again to regenerate "
+                              "on the new head"), pull
             return None, (f"the pull request's head moved ({planned.expected_head[:7]} when "
                           f"the baseline was taken, {now} now): the fix was not pushed; "
                           "comment /selfcorrect fix again to repair the new head"), pull

@@ -63,11 +63,11 @@ def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str
 
     passed = state.status is Status.PASSED
     verified = verified if passed else None
-    changed = _changed_files(task, state, passed=passed, draft_on_failure=draft_on_failure,
+    changed = changed_files(task, state, passed=passed, draft_on_failure=draft_on_failure,
                              verified=verified)
     commit = pull = None
     if changed:
-        files = [*changed, *_planned_tests(state),
+        files = [*changed, *planned_tests(state),
                  *run_files(state.run_id, audit_md=audit_md, run_json=run_json)]
         commit = PlannedCommit(branch=task.branch, base_branch=base_branch,
                                message=clean(_commit_message(task, state)), files=files,
@@ -87,15 +87,15 @@ def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str
         comment = PlannedComment(number=task.comment_on, marker=comment_marker,
                                  body=clean(comment_body))
         labels = status_labels(task.comment_on, passed=passed)
-    check = _check_run(task, state, secrets=secrets, run_url=run_url,
-                       audit_link=_audit_link(task, state, repository=repository,
+    check = planned_check_run(task, state, secrets=secrets, run_url=run_url,
+                       audit_link=audit_link(task, state, repository=repository,
                                               server_url=server_url) if commit else "")
     return WritePlan(repository=repository, task=task.label, status=state.status.value,
                      run_id=state.run_id, commit=commit, pull_request=pull, comment=comment,
                      labels=labels, check_run=check)
 
 
-def _check_run(task: Task, state: RunState, *, secrets: Sequence[str], run_url: str,
+def planned_check_run(task: Task, state: RunState, *, secrets: Sequence[str], run_url: str,
                audit_link: str) -> PlannedCheckRun:
     conclusion = conclusion_for(state.status)
     summary = check_run_markdown(state, secrets=secrets, conclusion=conclusion,
@@ -111,12 +111,12 @@ def _check_run(task: Task, state: RunState, *, secrets: Sequence[str], run_url: 
                            pull_number=task.pull_number)
 
 
-def _audit_link(task: Task, state: RunState, *, repository: str, server_url: str) -> str:
+def audit_link(task: Task, state: RunState, *, repository: str, server_url: str) -> str:
     return (f"{server_url}/{repository}/blob/{task.branch}/{RUNS_DIR}/{state.run_id}/"
             "AUDIT.md")
 
 
-def _changed_files(task: Task, state: RunState, *, passed: bool, draft_on_failure: bool,
+def changed_files(task: Task, state: RunState, *, passed: bool, draft_on_failure: bool,
                    verified: VerifiedScript | None = None) -> list[FileChange]:
     """What the commit changes in the repository: the script (with its header and its
     record, for a passing one), or a repair's rewritten files. A failed fix is never
@@ -152,7 +152,7 @@ def tests_folder(run_id: str) -> str:
     return f"{RUNS_DIR}/{run_id}/tests"
 
 
-def _planned_tests(state: RunState) -> list[FileChange]:
+def planned_tests(state: RunState) -> list[FileChange]:
     """Tests the plan step wrote (the user's own are in the repository already)."""
     if not state.tests_written_by_plan:
         return []
@@ -175,7 +175,7 @@ def _pull_body(task: Task, state: RunState, *, summary_md: str, repository: str,
         repair=state.spec.kind == "repair", changed=changed,
         network_open=state.contract.network != "none", has_tests=bool(state.tests),
         judged=state.spec.judge, audit_path=f"{RUNS_DIR}/{state.run_id}/AUDIT.md",
-        audit_link=_audit_link(task, state, repository=repository, server_url=server_url),
+        audit_link=audit_link(task, state, repository=repository, server_url=server_url),
         run_json_path=f"{RUNS_DIR}/{state.run_id}/run.json",
         tests_path=tests_folder(state.run_id) if state.tests_written_by_plan else None,
         in_process=bool(state.tests) and state.spec.isolation == "in-process",

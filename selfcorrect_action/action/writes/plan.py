@@ -35,8 +35,11 @@ PLAN_FORMAT: Literal["selfcorrect.write-plan"] = "selfcorrect.write-plan"
 # 3: a passing script's commit may carry its verification record (issue 36), which a
 # publisher of version 2 would refuse as a file no plan commits: this one says which
 # version to publish with instead. Version 2 plans (none) are still read.
-PLAN_VERSION = 3
-READABLE_VERSIONS = frozenset({1, 2, 3})
+# 4: a batch: one commit carrying several runs' scripts, records and reports, with a check
+# run for each (`/selfcorrect regenerate`, the scheduled update PR). Version 3 plans are
+# still read.
+PLAN_VERSION = 4
+READABLE_VERSIONS = frozenset({1, 2, 3, 4})
 # Replaced by the pull request's link when the plan is applied (its URL is not known before).
 PR_LINK_SLOT = "<!-- selfcorrect:pr-link -->"
 # Replaced in the check run's summary by where AUDIT.md is, once it is known whether the
@@ -154,6 +157,25 @@ class PlannedCheckRun(_Record):
         return output
 
 
+class PlannedRun(_Record):
+    """One run of a batch: what its commit may carry (its reports; for a run that passed,
+    its script at `script` and its record at its task's lock path) and whose check run
+    may be green."""
+
+    task: str = Field(min_length=1, max_length=1000)
+    run_id: str = Field(pattern=r"^[0-9a-f]{1,32}$")
+    status: str
+    script: str | None = None  # the script's path, for a run that passed
+
+    @model_validator(mode="after")
+    def _a_passing_script(self) -> PlannedRun:
+        if self.script is not None and (self.status != "passed" or not self.script.endswith(
+                ".py") or path_problem(self.script)):
+            raise ValueError(f"{self.task}: a batch commits the .py script of a run that "
+                             f"passed, not {self.script!r} of a run that ended {self.status}")
+        return self
+
+
 class WritePlan(_Record):
     format: Literal["selfcorrect.write-plan"] = PLAN_FORMAT
     version: int = PLAN_VERSION
@@ -166,6 +188,9 @@ class WritePlan(_Record):
     comment: PlannedComment | None = None
     labels: PlannedLabels | None = None
     check_run: PlannedCheckRun | None = None
+    # A batch (version 4): the runs one commit carries, each with its check run.
+    runs: list[PlannedRun] = Field(default_factory=list, max_length=200)
+    check_runs: list[PlannedCheckRun] = Field(default_factory=list, max_length=200)
 
     @field_validator("version")
     @classmethod
@@ -200,6 +225,8 @@ class WritePlan(_Record):
         .github/), in a number the globs bound."""
         if self.commit is None:
             return self
+        if self.runs:
+            return self._files_of_these_runs(self.commit)
         own = f"{RUNS_DIR}/{self.run_id}/"
         others = [f.path for f in self.commit.files if not (self.run_id and
                                                             f.path.startswith(own))]
@@ -220,6 +247,49 @@ class WritePlan(_Record):
                              f"{own}, not {others}")
         return self
 
+
+    @model_validator(mode="after")
+    def _a_batch(self) -> WritePlan:
+        """A batch's check runs: one per run, named for its task, on the commit's branch,
+        green only for a run that passed."""
+        if not self.runs and not self.check_runs:
+            return self
+        if self.version < 4 or not self.runs or self.check_run is not None:
+            raise ValueError("a batch (version 4) lists its runs and gives each its own check "
+                             "run in check_runs")
+        tasks = [run.task for run in self.runs]
+        if len(set(tasks)) != len(tasks) or len({r.run_id for r in self.runs}) != len(tasks):
+            raise ValueError("a batch lists each task and each run once")
+        status = {CHECK_NAME_PREFIX + run.task: run.status for run in self.runs}
+        names = [check.output.name for check in self.check_runs]
+        if len(set(names)) != len(names):
+            raise ValueError("a batch writes one check run per task")
+        for check in self.check_runs:
+            ran = status.get(check.output.name)
+            if ran is None:
+                raise ValueError(f"the check run {check.output.name!r} is for no run of the "
+                                 "batch")
+            if check.output.conclusion == "success" and ran != "passed":
+                raise ValueError(f"a run that ended {ran!r} cannot have a green check run")
+            if self.commit is not None and check.branch != self.commit.branch:
+                raise ValueError(f"the check run is for {check.branch}, the commit for "
+                                 f"{self.commit.branch}")
+        return self
+
+    def _files_of_these_runs(self, commit: PlannedCommit) -> WritePlan:
+        """A batch's commit: each run's own files under its folder, and for each run that
+        passed its script and its record; nothing else."""
+        allowed: set[str] = set()
+        folders = tuple(f"{RUNS_DIR}/{run.run_id}/" for run in self.runs)
+        for run in self.runs:
+            if run.script is not None:
+                allowed |= {run.script, lock_path(run.task)}
+        others = [f.path for f in commit.files
+                  if f.path not in allowed and not f.path.startswith(folders)]
+        if others or commit.allowed_files:
+            raise ValueError(f"a batch commits its runs' scripts, records and reports, not "
+                             f"{others or commit.allowed_files}")
+        return self
 
     def _without_record(self, paths: list[str]) -> list[str]:
         """`paths` but the one verification record a passing script's plan may carry, at

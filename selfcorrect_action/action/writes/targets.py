@@ -15,6 +15,7 @@ from selfcorrect_action.github.events import (
     Dispatch,
     FixComment,
     IssueLabeled,
+    RegenerateComment,
     RetryComment,
     Trigger,
 )
@@ -37,9 +38,10 @@ class Targets:
                     f"not to what this event is about ({self._about()})")
         if plan.commit is not None and not self._allows(plan.commit.branch):
             return f"it commits to {plan.commit.branch}, which is not this event's branch"
-        if plan.check_run is not None and not self._allows(plan.check_run.branch):
-            return (f"it writes a check run for {plan.check_run.branch}, which is not this "
-                    "event's branch")
+        for check in [*([plan.check_run] if plan.check_run else []), *plan.check_runs]:
+            if not self._allows(check.branch):
+                return (f"it writes a check run for {check.branch}, which is not this "
+                        "event's branch")
         return None
 
     def _allows(self, branch: str) -> bool:
@@ -53,7 +55,7 @@ class Targets:
 def publish_targets(trigger: Trigger, env: ActionEnv) -> Targets:
     if isinstance(trigger, IssueLabeled):
         return Targets(frozenset({trigger.number}), frozenset({issue_branch(trigger.number)}))
-    if isinstance(trigger, FixComment):
+    if isinstance(trigger, FixComment | RegenerateComment):
         pull = env.forge.pull_request(trigger.number)
         same_repo = pull.head_repository.lower() == env.context.repository.lower()
         return Targets(frozenset({trigger.number}),

@@ -9,6 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from selfcorrect_action.action.writes.plan import (
+    PLAN_VERSION,
     PlannedCommit,
     WritePlan,
     path_problem,
@@ -93,7 +94,7 @@ def _planned(status: str = "exhausted", **check: str) -> dict[str, object]:
     (_planned(branch="main"), "only writes branches under selfcorrect/"),
     (_planned(path=".github/workflows/x.yml"), "never writes under .github/"),
     ({**_planned(), "version": 1}, "a version 1 plan carries no check run"),
-    ({**_planned(), "version": 4}, "plan version 4 is not one this selfcorrect reads"),
+    ({**_planned(), "version": 5}, "plan version 5 is not one this selfcorrect reads"),
 ])
 def test_a_plans_check_run_is_only_its_own_verdict_on_its_own_branch(
         plan: dict[str, object], says: str) -> None:
@@ -108,7 +109,7 @@ def test_a_version_1_plan_still_loads_and_a_check_run_round_trips() -> None:
            "task": "issue #1", "status": "passed", "commit": commit().model_dump()}
     assert WritePlan.model_validate_json(json.dumps(old)).check_run is None
     plan = WritePlan.model_validate(_planned(status="passed", conclusion="success"))
-    assert plan.version == 3
+    assert plan.version == PLAN_VERSION == 4
     assert WritePlan.model_validate_json(plan.model_dump_json()) == plan
 
 

@@ -1,0 +1,91 @@
+"""One WritePlan for several runs (plan version 4): `/selfcorrect regenerate` pushes the
+scripts it regenerated as **one** commit on the pull request's branch, as pre-commit.ci
+pushes one autofix commit, each spec with its own check run on that commit (a commit made
+with the workflow's token starts no workflow, so nothing else would check it). Pure, given
+the runs' rendered reports.
+
+A run that did not pass commits nothing: its check run says why on the pull request's head,
+and the comment lists it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from selfcorrect_action.action.task import Task
+from selfcorrect_action.action.writes.build import (
+    audit_link,
+    changed_files,
+    planned_check_run,
+    planned_tests,
+)
+from selfcorrect_action.action.writes.plan import (
+    PlannedComment,
+    PlannedCommit,
+    PlannedRun,
+    WritePlan,
+    run_files,
+)
+from selfcorrect_action.loop.state import RunState, Status
+from selfcorrect_action.redact import redact
+from selfcorrect_action.runs.published import VerifiedScript
+from selfcorrect_action.templating import render
+
+
+@dataclass(frozen=True)
+class Member:
+    """A finished run of the batch, its reports rendered."""
+
+    task: Task
+    state: RunState
+    audit_md: str
+    run_json: str
+    verified: VerifiedScript | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.state.status is Status.PASSED and self.verified is not None
+
+
+def batch_plan(members: Sequence[Member], *, label: str, repository: str, base_branch: str,
+               server_url: str, run_url: str, comment_number: int | None,
+               comment_marker: str | None, comment_body: str | None,
+               secrets: Sequence[str] = ()) -> WritePlan:
+    """The batch's plan. Every member goes to the same branch (the pull request's, on top
+    of the head the runs started from)."""
+    if not members:
+        raise ValueError("a batch has at least one run")
+    first = members[0].task
+    if any((m.task.branch, m.task.expected_head, m.task.pull_number)
+           != (first.branch, first.expected_head, first.pull_number) for m in members):
+        raise ValueError("a batch's runs all go to one branch, on one head")
+    files = [change for member in members if member.passed for change in (
+        *changed_files(member.task, member.state, passed=True, draft_on_failure=False,
+                       verified=member.verified),
+        *planned_tests(member.state),
+        *run_files(member.state.run_id, audit_md=member.audit_md, run_json=member.run_json))]
+    passed = [member for member in members if member.passed]
+    commit = None
+    if files:
+        message = render("reports/batch_commit_message.txt.j2", label=label,
+                         members=passed, failed=[m for m in members if not m.passed])
+        commit = PlannedCommit(branch=first.branch, base_branch=base_branch,
+                               message=redact(message, secrets=secrets), files=files,
+                               expected_head=first.expected_head,
+                               pull_number=first.pull_number)
+    checks = [planned_check_run(member.task, member.state, secrets=secrets, run_url=run_url,
+                                audit_link=audit_link(member.task, member.state,
+                                                      repository=repository,
+                                                      server_url=server_url)
+                                if commit is not None and member.passed else "")
+              for member in members]
+    comment = None
+    if comment_number is not None and comment_marker and comment_body is not None:
+        comment = PlannedComment(number=comment_number, marker=comment_marker,
+                                 body=redact(comment_body, secrets=secrets))
+    return WritePlan(
+        repository=repository, task=label, status="passed" if len(passed) == len(members)
+        else "failed", commit=commit, comment=comment, check_runs=checks,
+        runs=[PlannedRun(task=m.task.label, run_id=m.state.run_id, status=m.state.status.value,
+                         script=str(m.task.loaded.spec.output) if m.passed else None)
+              for m in members])
