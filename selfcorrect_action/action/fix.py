@@ -51,9 +51,7 @@ def fix_task(trigger: FixComment, env: ActionEnv) -> Task | None:
     if pull.head_repository.lower() != env.context.repository.lower():
         _fork(env, pull)
         return None
-    shared = ("this repository's default branch"
-              if pull.head_branch == env.forge.default_branch() else
-              "a protected branch" if env.forge.branch_protected(pull.head_branch) else None)
+    shared = shared_branch(env, pull)
     if shared is not None:
         # A pull request from main (or develop, release/*) into another branch: its "own
         # branch" is everyone's.
@@ -80,6 +78,14 @@ def fix_task(trigger: FixComment, env: ActionEnv) -> Task | None:
                 replay=replay_for(env.context.workspace, env.inputs.replay,
                                   f"pull-{number}", count=1),
                 base_branch=pull.base_branch, pull_number=number, expected_head=pull.head_sha)
+
+
+def shared_branch(env: ActionEnv, pull: PullRequest) -> str | None:
+    """What the pull request's head branch is when it is not the pull request's own (the
+    default branch, a protected one): nothing is pushed there."""
+    return ("this repository's default branch"
+            if pull.head_branch == env.forge.default_branch() else
+            "a protected branch" if env.forge.branch_protected(pull.head_branch) else None)
 
 
 def _spec(env: ActionEnv, pull: PullRequest) -> LoadedSpec | None:

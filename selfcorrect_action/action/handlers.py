@@ -11,6 +11,7 @@ from selfcorrect_action.action import reporting
 from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.fix import fix_task
 from selfcorrect_action.action.pull_check import FAILING, reverify_pull_request
+from selfcorrect_action.action.regenerate import on_regenerate
 from selfcorrect_action.action.specs import (
     matches,
     replay_for,
@@ -60,6 +61,11 @@ def dispatch(trigger: Trigger, env: ActionEnv) -> int:
         return on_specs_changed(trigger, env)
     if trigger.kind == "fix":
         return on_fix(trigger, env)
+    if trigger.kind == "regenerate":
+        if not _allowed(trigger.actor, trigger.number, env, fix="Ask someone with write "
+                        "access to comment `/selfcorrect regenerate`."):
+            return EXIT_OK
+        return on_regenerate(trigger, env)
     raise AssertionError(f"no handler for {trigger.kind}")
 
 

@@ -26,3 +26,6 @@ class Task:
     # the run's baseline was taken at (the fix goes on top of it, or nowhere).
     pull_number: int | None = None
     expected_head: str | None = None
+    # `/selfcorrect regenerate`: the committed script, the run's first attempt (loop/given.py);
+    # None: generated from scratch (a spec never generated).
+    given_code: str | None = None

@@ -13,6 +13,7 @@ from selfcorrect_action.action.context import ActionContext
 from selfcorrect_action.action.inputs import ActionInputs
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.writes.apply import Applied
+from selfcorrect_action.action.writes.batch import Member
 from selfcorrect_action.action.writes.build import build_plan
 from selfcorrect_action.action.writes.door import Door
 from selfcorrect_action.action.writes.live import LiveComment
@@ -26,6 +27,7 @@ from selfcorrect_action.github.naming import (
     report_marker,
 )
 from selfcorrect_action.history.artifacts import KeptArtifact
+from selfcorrect_action.loop.given import starting_from
 from selfcorrect_action.loop.state import Origin, RunState, Status
 from selfcorrect_action.records import evolve
 from selfcorrect_action.report.run_json import RUN_JSON, RUNS_DIR
@@ -49,13 +51,14 @@ from selfcorrect_action.viewer.page import render_page
 
 log = logging.getLogger(__name__)
 Say = Callable[[str, str], None]
+Collect = Callable[[Member], None]
 
 
 @dataclass(frozen=True)
 class TaskOutcome:
     task: Task
     state: RunState
-    plan: WritePlan
+    plan: WritePlan | None  # None: one run of a batch, published with the others
     applied: Applied | None
     audit_path: Path
     exit_code: int
@@ -70,7 +73,10 @@ class TaskOutcome:
 def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge: Forge,
              door: Door, environ: Mapping[str, str], secrets: Sequence[str], say: Say,
              cancel: CancelToken | None = None,
-             connections: Connections | None = None) -> TaskOutcome:
+             connections: Connections | None = None,
+             collect: Collect | None = None) -> TaskOutcome:
+    """`collect`: the run is one of a batch (action/writes/batch.py): its finished reports
+    go there, and the batch publishes them all at once; nothing is published here."""
     resolved = resolve_task_settings(task, inputs, environ)
     settings = resolved.settings
     if chosen := described(resolved):
@@ -79,6 +85,8 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
                                 environ=environ, secrets=secrets,
                                 replay_shown=_replay_shown(task, context))
     prepared = replace(prepared, state=evolve(prepared.state, {"origin": origin(context)}))
+    if task.given_code is not None:
+        prepared = replace(prepared, state=starting_from(prepared.state, task.given_code))
     live = _live_comment(task, context, door, secrets)
     if live is not None:
         live.start()
@@ -89,7 +97,11 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
         if live is not None:
             live.on_event(step, message)
 
-    def publish(done: Finished) -> tuple[WritePlan, Applied | None]:
+    def publish(done: Finished) -> tuple[WritePlan | None, Applied | None]:
+        if collect is not None:
+            collect(Member(task, done.state, done.reports.audit_md, done.reports.run_json,
+                           done.verified))
+            return None, None
         plan = build_plan(
             task, done.state, repository=context.repository,
             base_branch=inputs.base_branch or task.base_branch or forge.default_branch(),

@@ -17,6 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 RETRY_COMMAND = "/selfcorrect retry"
 FIX_COMMAND = "/selfcorrect fix"
+REGENERATE_COMMAND = "/selfcorrect regenerate"
+MAX_NAMED_SPECS = 50
 # Our own comments carry this, so even a comment a person copied from ours never triggers.
 MARKER_PREFIX = "<!-- selfcorrect:"
 MAX_GUIDANCE_CHARS = 4000
@@ -62,6 +64,19 @@ class FixComment(_Trigger):
     guidance: str
 
 
+class RegenerateComment(_Trigger):
+    """`/selfcorrect regenerate [SPEC...]` (issue 36, item 4): the failing or stale scripts of
+    a pull request (or the named specs') regenerated from the committed script, pushed as
+    one commit on its branch. Lines after the command are guidance for the model."""
+
+    kind: Literal["regenerate"] = "regenerate"
+    number: int
+    on_pull_request: bool
+    comment_id: int
+    specs: tuple[str, ...] = ()
+    guidance: str = ""
+
+
 class SpecsChanged(_Trigger):
     kind: Literal["validate"] = "validate"
     number: int
@@ -83,7 +98,8 @@ class Ignored(BaseModel):
     reason: str
 
 
-Trigger = IssueLabeled | Dispatch | RetryComment | FixComment | SpecsChanged | Ignored
+Trigger = (IssueLabeled | Dispatch | RetryComment | FixComment | RegenerateComment
+           | SpecsChanged | Ignored)
 
 
 def trigger_for(event_name: str, payload: Mapping[str, Any], *, trigger_label: str) -> Trigger:
@@ -137,6 +153,12 @@ def _issue_comment(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
     if MARKER_PREFIX in body:
         return Ignored(reason="the comment carries selfcorrect's own marker")
     issue = _mapping(payload, "issue")
+    regenerate = regenerate_request(body)
+    if regenerate is not None:
+        return RegenerateComment(repository=_repository(payload), actor=_text(author, "login"),
+                                 number=_number(issue), on_pull_request="pull_request" in issue,
+                                 comment_id=_int(comment, "id"), specs=regenerate[0],
+                                 guidance=regenerate[1])
     fix = command_guidance(body, "fix")
     if fix is not None:
         return FixComment(repository=_repository(payload), actor=_text(author, "login"),
@@ -144,8 +166,8 @@ def _issue_comment(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
                           comment_id=_int(comment, "id"), guidance=fix)
     guidance = retry_guidance(body)
     if guidance is None:
-        return Ignored(reason=f"the comment is not a {RETRY_COMMAND} or {FIX_COMMAND} "
-                       "command")
+        return Ignored(reason=f"the comment is not a {RETRY_COMMAND}, {FIX_COMMAND} or "
+                       f"{REGENERATE_COMMAND} command")
     return RetryComment(repository=_repository(payload), actor=_text(author, "login"),
                         number=_number(issue), on_pull_request="pull_request" in issue,
                         comment_id=_int(comment, "id"), guidance=guidance)
@@ -176,7 +198,7 @@ _HANDLERS = {
 }
 
 _COMMAND_LINE = {verb: re.compile(rf"/selfcorrect[ \t]+{verb}\b[ \t]*(?P<rest>[^\n]*)")
-                 for verb in ("retry", "fix")}
+                 for verb in ("retry", "fix", "regenerate")}
 
 
 def retry_guidance(body: str) -> str | None:
@@ -194,6 +216,20 @@ def command_guidance(body: str, verb: str) -> str | None:
         return None
     rest = match.group("rest") + text[match.end():]
     return rest.strip()[:MAX_GUIDANCE_CHARS]
+
+
+def regenerate_request(body: str) -> tuple[tuple[str, ...], str] | None:
+    """The specs named on a `/selfcorrect regenerate` line (none: the failing and stale
+    ones) and the guidance on the lines after it; None when the comment does not start
+    with the command. Names may be quoted in backticks or quotes, as people paste paths."""
+    text = body.replace("\r\n", "\n").lstrip()
+    match = _COMMAND_LINE["regenerate"].match(text)
+    if match is None:
+        return None
+    names = tuple(dict.fromkeys(
+        name for word in match.group("rest").split()
+        if (name := word.strip("`'\"").removeprefix("./"))))[:MAX_NAMED_SPECS]
+    return names, text[match.end():].strip()[:MAX_GUIDANCE_CHARS]
 
 
 def _mapping(data: Any, key: str) -> Mapping[str, Any]:

@@ -11,6 +11,7 @@ from selfcorrect_action.github.events import (
     FixComment,
     Ignored,
     IssueLabeled,
+    RegenerateComment,
     RetryComment,
     SpecsChanged,
     retry_guidance,
@@ -163,7 +164,7 @@ def test_a_fix_comment_on_an_issue_is_handed_on_to_be_answered() -> None:
 def test_what_is_not_the_fix_command_is_ignored(body: str) -> None:
     trigger = trigger_for("issue_comment", comment(body), trigger_label="selfcorrect")
     assert isinstance(trigger, Ignored)
-    assert "/selfcorrect retry or /selfcorrect fix" in trigger.reason
+    assert "/selfcorrect retry, /selfcorrect fix or /selfcorrect regenerate" in trigger.reason
 
 
 def test_a_bots_fix_comment_is_ignored() -> None:
@@ -171,3 +172,26 @@ def test_a_bots_fix_comment_is_ignored() -> None:
         "/selfcorrect fix", author=user("github-actions[bot]", "Bot")),
         trigger_label="selfcorrect")
     assert isinstance(trigger, Ignored) and "bot" in trigger.reason
+
+
+@pytest.mark.parametrize(("body", "specs", "guidance"), [
+    ("/selfcorrect regenerate", (), ""),
+    ("/selfcorrect regenerate .selfcorrect/tasks/sales.yml", (".selfcorrect/tasks/sales.yml",),
+     ""),
+    # Pasted paths: backticks, quotes and ./ come off; a name given twice counts once.
+    ("/selfcorrect regenerate `./a.yml` 'b.yml' a.yml\r\nkeep the colours\r\n",
+     ("a.yml", "b.yml"), "keep the colours"),
+])
+def test_a_regenerate_comment_names_its_specs_and_guidance(
+        body: str, specs: tuple[str, ...], guidance: str) -> None:
+    trigger = trigger_for("issue_comment", comment(body), trigger_label="selfcorrect")
+    assert trigger == RegenerateComment(repository="octo-org/hello", actor="maria", number=7,
+                                        on_pull_request=True, comment_id=99, specs=specs,
+                                        guidance=guidance)
+
+
+@pytest.mark.parametrize("body", ["/selfcorrect regenerated", "> /selfcorrect regenerate",
+                                  "please /selfcorrect regenerate"])
+def test_what_is_not_the_regenerate_command_is_not_taken_for_it(body: str) -> None:
+    trigger = trigger_for("issue_comment", comment(body), trigger_label="selfcorrect")
+    assert not isinstance(trigger, RegenerateComment)
