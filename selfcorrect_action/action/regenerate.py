@@ -55,9 +55,8 @@ def on_regenerate(trigger: RegenerateComment, env: ActionEnv) -> int:
     if chosen is None:
         return EXIT_OK
     if not chosen:
-        env.door.comment(pull.number, REGENERATE_MARKER, render(
-            "reports/regenerate_comment.md.j2", marker=REGENERATE_MARKER, nothing=True,
-            members=[], slot=""), plannable=False)
+        env.door.comment(pull.number, REGENERATE_MARKER, _said(env, nothing=True),
+                         plannable=False)
         reporting.outputs(env, status="valid")
         return EXIT_OK
     tasks = [task for path in chosen if (task := _task(path, trigger, env, pull, len(chosen)))]
@@ -75,9 +74,9 @@ def _refuse(env: ActionEnv, number: int, reason: str, fix: str) -> None:
 def _pull_request(trigger: RegenerateComment, env: ActionEnv) -> PullRequest | None:
     """The pull request to regenerate on, or None once the refusal is said."""
     if not trigger.on_pull_request:
-        _refuse(env, trigger.number, "`/selfcorrect regenerate` regenerates a pull request's "
+        _refuse(env, trigger.number, "/selfcorrect regenerate regenerates a pull request's "
                 "generated scripts, and this is an issue", "Comment it on the pull request; "
-                "for an issue's own script, comment `/selfcorrect retry`.")
+                "for an issue's own script, comment /selfcorrect retry on the issue.")
         return None
     pull = env.forge.pull_request(trigger.number)
     if pull.head_repository.lower() != env.context.repository.lower():
@@ -91,14 +90,14 @@ def _pull_request(trigger: RegenerateComment, env: ActionEnv) -> PullRequest | N
     if shared is not None:
         _refuse(env, pull.number, f"the pull request's head is {pull.head_branch}, {shared}: "
                 "selfcorrect pushes only to a pull request's own branch", "Open the pull "
-                "request from a branch of its own, then comment `/selfcorrect regenerate`.")
+                "request from a branch of its own, then comment /selfcorrect regenerate.")
         return None
     head = workspace_head(env.context.workspace)
     if head != pull.head_sha:
         _refuse(env, pull.number, f"the workflow checked out {head[:7] if head else 'no commit'}"
                 f", not the pull request's head {pull.head_sha[:7]}: the scripts must be "
                 "regenerated on the commit they go on top of", f"Check out "
-                f"`refs/pull/{pull.number}/head` before the action, as {FIX_WORKFLOW} does.")
+                f"refs/pull/{pull.number}/head before the action, as {FIX_WORKFLOW} does.")
         return None
     return pull
 
@@ -112,10 +111,11 @@ def _chosen_specs(trigger: RegenerateComment, env: ActionEnv, pull: PullRequest
     if trigger.specs:
         unknown = [name for name in trigger.specs if name not in specs]
         if unknown:
-            _refuse(env, pull.number, f"{', '.join(f'`{n}`' for n in unknown)} "
+            # Plain words: a refusal is quoted as data (backticks would come out escaped).
+            _refuse(env, pull.number, f"{', '.join(unknown)} "
                     f"{'is' if len(unknown) == 1 else 'are'} not a task spec of this "
-                    f"repository ({env.inputs.tasks})", "Name specs by their path: "
-                    + (", ".join(f"`{s}`" for s in specs[:20]) or "there are none"))
+                    f"repository (the tasks input: {env.inputs.tasks})", "Name specs by their "
+                    "path: " + (", ".join(specs[:20]) or "this repository has none"))
             return None
         return list(trigger.specs)
     results = _check(env, pull, specs)
@@ -147,7 +147,7 @@ def _task(path: str, trigger: RegenerateComment, env: ActionEnv, pull: PullReque
         loaded = load_repo_spec(root, path)
         if loaded.spec.kind not in ("script", "function"):
             raise UsageError(f"{path} is a {loaded.spec.kind} spec: regenerate makes "
-                             "scripts", hint="comment `/selfcorrect fix` to repair code")
+                             "scripts", hint="comment /selfcorrect fix to repair code")
         replay = replay_for(root, env.inputs.replay, path, count=count)
     except SpecError as exc:
         reporting.spec_problems(env, pull.number, exc.problems)
@@ -174,10 +174,9 @@ def _committed(loaded: LoadedSpec) -> str | None:
 def run_batch(tasks: Sequence[Task], env: ActionEnv, *, label: str, number: int) -> int:
     """Each task run to its end, then all published as one plan: one commit, one check run
     per task, one comment."""
-    env.door.comment(number, REGENERATE_MARKER, render(
-        "reports/regenerate_comment.md.j2", marker=REGENERATE_MARKER, running=True,
-        specs=[task.label for task in tasks], run_url=env.context.run_url, members=[],
-        slot=""), plannable=False)
+    env.door.comment(number, REGENERATE_MARKER, _said(env, running=True,
+                                                      specs=[task.label for task in tasks]),
+                     plannable=False)
     members: list[Member] = []
     outcomes: list[TaskOutcome] = []
     code = EXIT_OK
@@ -207,11 +206,9 @@ def run_batch(tasks: Sequence[Task], env: ActionEnv, *, label: str, number: int)
             base_branch=tasks[0].base_branch or env.forge.default_branch(),
             server_url=env.context.server_url, run_url=env.context.run_url,
             comment_number=number, comment_marker=REGENERATE_MARKER,
-            comment_body=render("reports/regenerate_comment.md.j2", marker=REGENERATE_MARKER,
-                                members=members, slot=PR_LINK_SLOT,
-                                run_url=env.context.run_url,
-                                failed=[t.label for t in tasks
-                                        if t.label not in {m.task.label for m in members}]),
+            comment_body=_said(env, members=members, slot=PR_LINK_SLOT,
+                               failed=[t.label for t in tasks
+                                       if t.label not in {m.task.label for m in members}]),
             secrets=env.secrets)
         applied = env.door.publish(plan)
         if applied is not None:
@@ -224,6 +221,15 @@ def run_batch(tasks: Sequence[Task], env: ActionEnv, *, label: str, number: int)
                 else "nothing passed: nothing was pushed"))
     reporting.finish(env, outcomes, failed_tasks=len(tasks) - len(outcomes))
     return code
+
+
+def _said(env: ActionEnv, *, nothing: bool = False, running: bool = False,
+          specs: Sequence[str] = (), members: Sequence[Member] = (),
+          failed: Sequence[str] = (), slot: str = "") -> str:
+    """The one comment's text: nothing to do, running, or the batch's result."""
+    return render("reports/regenerate_comment.md.j2", marker=REGENERATE_MARKER,
+                  nothing=nothing, running=running, specs=list(specs), members=list(members),
+                  failed=list(failed), slot=slot, run_url=env.context.run_url)
 
 
 def _of(applied: Applied, task: str) -> Applied:
