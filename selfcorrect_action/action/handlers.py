@@ -8,9 +8,10 @@ import logging
 from pathlib import PurePosixPath
 
 from selfcorrect_action.action import reporting
+from selfcorrect_action.action.autoupdate import on_update
 from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.fix import fix_task
-from selfcorrect_action.action.pull_check import FAILING, reverify_pull_request
+from selfcorrect_action.action.pull_check import FAILING, reverify_pull_request, reverify_push
 from selfcorrect_action.action.regenerate import on_regenerate
 from selfcorrect_action.action.specs import (
     matches,
@@ -25,7 +26,9 @@ from selfcorrect_action.github.events import (
     Dispatch,
     FixComment,
     IssueLabeled,
+    Pushed,
     RetryComment,
+    Scheduled,
     SpecsChanged,
     Trigger,
 )
@@ -55,7 +58,14 @@ def dispatch(trigger: Trigger, env: ActionEnv) -> int:
         return on_issue_labeled(trigger, env)
     if trigger.kind == "retry":
         return on_retry(trigger, env)
+    if trigger.kind == "schedule":
+        return on_update(trigger, env)
+    if trigger.kind == "push":
+        return on_push(trigger, env)
     if trigger.kind == "dispatch":
+        if env.inputs.update is not None:  # the scheduled update, started by hand
+            return on_update(Scheduled(repository=trigger.repository, actor=trigger.actor),
+                             env)
         return on_dispatch(trigger, env)
     if trigger.kind == "validate":
         return on_specs_changed(trigger, env)
@@ -156,6 +166,21 @@ def on_specs_changed(trigger: SpecsChanged, env: ActionEnv) -> int:
     status = "invalid-spec" if problems else "failed" if failing else "valid"
     reporting.outputs(env, status=status)
     return EXIT_FAILED if problems or failing else EXIT_OK
+
+
+def on_push(trigger: Pushed, env: ActionEnv) -> int:
+    """A push to the default branch: the generated scripts it touches re-verified against
+    the records as they were before it, a check run per spec on the pushed commit. A push
+    to another branch is its pull request's to check."""
+    default = env.forge.default_branch()
+    if trigger.ref != f"refs/heads/{default}":
+        env.say("check", f"{trigger.ref} is not the default branch ({default}): its pull "
+                "request re-verifies what it changes")
+        reporting.outputs(env, status="ignored")
+        return EXIT_OK
+    failing = [result for result in reverify_push(env, trigger) if result.status in FAILING]
+    reporting.outputs(env, status="failed" if failing else "valid")
+    return EXIT_FAILED if failing else EXIT_OK
 
 
 def _validate_specs(trigger: SpecsChanged, env: ActionEnv, changed: list[str]) -> list[str]:

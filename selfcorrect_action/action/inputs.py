@@ -18,6 +18,7 @@ from selfcorrect_action.errors import UsageError
 from selfcorrect_action.runs import settings as run_settings
 
 Mode = Literal["run", "plan", "publish"]
+Update = Literal["check", "regenerate"]
 DEFAULT_TASKS = ".selfcorrect/tasks/*.yml"
 DEFAULT_PLAN_DIR = "selfcorrect-plan"
 
@@ -49,6 +50,9 @@ class ActionInputs(BaseModel):
     profile: Profile | None = None
     generation: Generation | None = None
     plan_dir: str = DEFAULT_PLAN_DIR
+    # The scheduled update (action/autoupdate.py): on a `schedule` event (default check), or a
+    # workflow_dispatch that sets it.
+    update: Update | None = None
 
     def run_settings(self) -> dict[str, object]:
         """The inputs that are run settings, by the settings' own names (None: not given,
@@ -99,6 +103,8 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         "replay": _repo_path(get("replay"), "replay"),
         "mode": _choice(get("mode") or "run", "mode", ("run", "plan", "publish")),
         "plan_dir": _repo_path(get("plan-dir"), "plan-dir") or DEFAULT_PLAN_DIR,
+        "update": _choice(get("update") or "", "update", ("check", "regenerate"))
+        if get("update") else None,
     }
     return ActionInputs.model_validate(values)
 

@@ -13,19 +13,20 @@ as annotations and in the job summary."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.specs import spec_paths
 from selfcorrect_action.action.workflow_commands import append_summary
-from selfcorrect_action.github.events import MARKER_PREFIX, SpecsChanged
+from selfcorrect_action.github.events import MARKER_PREFIX, Pushed, SpecsChanged
 from selfcorrect_action.github.forge import CheckAnnotation, CheckRunOutput, Conclusion
 from selfcorrect_action.github.naming import CHECK_NAME_PREFIX
 from selfcorrect_action.redact import redact
 from selfcorrect_action.templating import render
 from selfcorrect_action.verified.check import CheckStatus
-from selfcorrect_action.verified.checker import BaseRecords, check_specs, touched
-from selfcorrect_action.verified.record import VerifiedRecord, parse_record
+from selfcorrect_action.verified.checker import BaseRecords, all_records, check_specs, touched
+from selfcorrect_action.verified.record import VerifiedRecord, lock_path, parse_record
 from selfcorrect_action.verified.reproduce import verify_command
 from selfcorrect_action.verified.results import CheckResult
 
@@ -40,28 +41,64 @@ FAILING = frozenset(status for status, conclusion in CONCLUSIONS.items()
                     if conclusion == "failure")
 
 
+@dataclass(frozen=True)
+class Reverification:
+    """What a re-verification is about: the commit its check runs go on, where the records
+    it trusts are read, and the pull request it answers on (None: a push)."""
+
+    head_sha: str
+    base_ref: str
+    what: str  # for the log: "#12", "the push to main"
+    number: int | None = None
+    from_fork: bool = False
+
+
 def reverify_pull_request(env: ActionEnv, trigger: SpecsChanged, changed: Sequence[str]
                           ) -> list[CheckResult]:
     """Re-verify what the pull request touches; every result reported where its author
     looks. The results, for the step's status."""
+    return reverify(env, Reverification(
+        head_sha=trigger.head_sha, base_ref=trigger.base_sha or env.forge.default_branch(),
+        what=f"#{trigger.number}", number=trigger.number, from_fork=trigger.from_fork),
+        changed)
+
+
+def reverify_push(env: ActionEnv, trigger: Pushed) -> list[CheckResult]:
+    """A push to the default branch: what its commits touch (everything when the payload
+    cannot say), against the records as they were before it; a check run per spec on the
+    pushed commit."""
+    return reverify(env, Reverification(
+        head_sha=trigger.after, base_ref=trigger.before,
+        what=f"the push to {trigger.ref.removeprefix('refs/heads/')}"), trigger.files)
+
+
+def reverify(env: ActionEnv, about: Reverification, changed: Sequence[str] | None
+             ) -> list[CheckResult]:
+    """`changed`: the files touched; None: every spec and record is re-verified."""
     root = env.context.workspace
-    specs, records = touched(root, spec_paths(root, env.inputs.tasks), list(changed))
+    specs = spec_paths(root, env.inputs.tasks)
+    if changed is None:
+        records = [path for path in all_records(root)
+                   if path not in {lock_path(spec) for spec in specs}]
+    else:
+        specs, records = touched(root, specs, list(changed))
     if not specs and not records:
-        env.say("check", f"#{trigger.number} touches no generated script, spec or record")
+        env.say("check", f"{about.what} touches no generated script, spec or record")
         return []
     results = [result for result in check_specs(
         root, specs, records=records, runtime=env.inputs.sandbox_runtime or "runc",
         sandbox_image=env.inputs.sandbox_image, environ={},  # no credential is resolved
         on_progress=lambda line: env.say("check", line),
         engine=env.connections.engine if env.connections else None,  # type: ignore[arg-type]
-        base_records=base_records(env, trigger)) if not _validates_alone(result)]
+        base_records=base_records(env, about.base_ref)) if not _validates_alone(result)]
     for result in results:
         _annotate(env, result)
-        if not trigger.from_fork:
-            _check_run(env, trigger, result)
-    _comment(env, trigger, results)
+        if not about.from_fork:
+            _check_run(env, about, result)
+    if about.number is not None:
+        _comment(env, about, results)
     append_summary(env.context.summary_file, render(
-        "reports/pull_check.md.j2", results=results, fork=trigger.from_fork),
+        "reports/pull_check.md.j2", results=results, fork=about.from_fork),
         secrets_=env.secrets)
     return results
 
@@ -73,9 +110,9 @@ def _validates_alone(result: CheckResult) -> bool:
         problem.startswith(f"{result.spec}:") for problem in result.problems)
 
 
-def base_records(env: ActionEnv, trigger: SpecsChanged) -> BaseRecords:
-    """Record path -> the record as the base branch holds it (None: none there)."""
-    ref = trigger.base_sha or env.forge.default_branch()
+def base_records(env: ActionEnv, ref: str) -> BaseRecords:
+    """Record path -> the record as `ref` (the base branch's commit) holds it (None: none
+    there)."""
 
     def read(path: str) -> VerifiedRecord | None:
         text = env.forge.read_file(path, ref)
@@ -130,11 +167,11 @@ def title(result: CheckResult) -> str:
     return f"{result.spec}: {result.status.value.replace('_', ' ')}"
 
 
-def _check_run(env: ActionEnv, trigger: SpecsChanged, result: CheckResult) -> None:
+def _check_run(env: ActionEnv, about: Reverification, result: CheckResult) -> None:
     output = check_output(env, result)
-    if output is None or not trigger.head_sha:
+    if output is None or not about.head_sha:
         return
-    written = env.door.check_run(trigger.head_sha, output)
+    written = env.door.check_run(about.head_sha, output)
     if written.problem:
         reporting.check_warning(env, result.spec, written.problem)
 
@@ -150,12 +187,12 @@ def _annotate(env: ActionEnv, result: CheckResult) -> None:
                            title="selfcorrect check")
 
 
-def _comment(env: ActionEnv, trigger: SpecsChanged, results: list[CheckResult]) -> None:
+def _comment(env: ActionEnv, about: Reverification, results: list[CheckResult]) -> None:
     """One comment, made only when something fails; edited (never made) once all pass."""
-    if trigger.from_fork:
+    if about.from_fork or about.number is None:
         return
     failing = [result for result in results if result.status in FAILING]
     body = render("reports/pull_check_comment.md.j2", marker=CHECK_MARKER, failing=failing,
                   results=results)
-    env.door.comment(trigger.number, CHECK_MARKER, redact(body, secrets=env.secrets),
+    env.door.comment(about.number, CHECK_MARKER, redact(body, secrets=env.secrets),
                      create=bool(failing), plannable=False)

@@ -15,24 +15,19 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from dataclasses import replace
 
 from selfcorrect_action.action import reporting
+from selfcorrect_action.action.batch_run import publish_batch, run_members
 from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.fix import FIX_WORKFLOW, shared_branch, workspace_head
 from selfcorrect_action.action.pull_check import base_records
 from selfcorrect_action.action.specs import replay_for, spec_paths
 from selfcorrect_action.action.task import Task
-from selfcorrect_action.action.task_run import TaskOutcome, run_task
-from selfcorrect_action.action.writes.apply import Applied
 from selfcorrect_action.action.writes.batch import Member, batch_plan
 from selfcorrect_action.action.writes.plan import PR_LINK_SLOT
-from selfcorrect_action.errors import SelfcorrectError, SpecError, UsageError
-from selfcorrect_action.github.check_runs import CheckResult
-from selfcorrect_action.github.events import MARKER_PREFIX, RegenerateComment, SpecsChanged
+from selfcorrect_action.errors import SpecError, UsageError
+from selfcorrect_action.github.events import MARKER_PREFIX, RegenerateComment
 from selfcorrect_action.github.forge import PullRequest
-from selfcorrect_action.github.naming import report_marker
-from selfcorrect_action.loop.state import Status
 from selfcorrect_action.spec import LoadedSpec, load_repo_spec
 from selfcorrect_action.templating import render
 from selfcorrect_action.verified.check import CheckStatus
@@ -130,14 +125,12 @@ def _check(env: ActionEnv, pull: PullRequest, specs: Sequence[str]) -> list[Spec
     if not chosen:
         return []
     base = env.forge.branch_head(pull.base_branch)
-    event = SpecsChanged(repository=env.context.repository, actor="", number=pull.number,
-                         head_repository=pull.head_repository, head_sha=pull.head_sha,
-                         base_sha=base.sha if base is not None else "")
     return check_specs(root, chosen, runtime=env.inputs.sandbox_runtime or "runc",
                        sandbox_image=env.inputs.sandbox_image, environ={},
                        on_progress=lambda line: env.say("check", line),
                        engine=env.connections.engine if env.connections else None,  # type: ignore[arg-type]
-                       base_records=base_records(env, event))
+                       base_records=base_records(env, base.sha if base is not None
+                                                 else pull.base_branch))
 
 
 def _task(path: str, trigger: RegenerateComment, env: ActionEnv, pull: PullRequest,
@@ -177,50 +170,20 @@ def run_batch(tasks: Sequence[Task], env: ActionEnv, *, label: str, number: int)
     env.door.comment(number, REGENERATE_MARKER, _said(env, running=True,
                                                       specs=[task.label for task in tasks]),
                      plannable=False)
-    members: list[Member] = []
-    outcomes: list[TaskOutcome] = []
-    code = EXIT_OK
-    try:
-        for task in tasks:
-            env.cancel.check()
-            env.say("regenerate", f"{task.label}: from "
-                    f"{'its committed script' if task.given_code is not None else 'scratch'}")
-            try:
-                outcome = run_task(task, context=env.context, inputs=env.inputs,
-                                   forge=env.forge, door=env.door, environ=env.environ,
-                                   secrets=env.secrets, say=env.say, cancel=env.cancel,
-                                   connections=env.connections, collect=members.append)
-            except SelfcorrectError as exc:
-                reporting.task_failed(env, task, exc, report_marker(
-                    f"run={env.context.run_key} task={task.branch}"))
-                code = max(code, exc.exit_code)
-                continue
-            outcomes.append(outcome)
-            code = max(code, outcome.exit_code)
-    except KeyboardInterrupt:
-        reporting.outputs(env, status=Status.CANCELLED.value)
-        raise
-    if members:
+    batch = run_members(tasks, env, step="regenerate")
+    if batch.members:
         plan = batch_plan(
-            members, label=label, repository=env.context.repository,
+            batch.members, label=label, repository=env.context.repository,
             base_branch=tasks[0].base_branch or env.forge.default_branch(),
             server_url=env.context.server_url, run_url=env.context.run_url,
             comment_number=number, comment_marker=REGENERATE_MARKER,
-            comment_body=_said(env, members=members, slot=PR_LINK_SLOT,
-                               failed=[t.label for t in tasks
-                                       if t.label not in {m.task.label for m in members}]),
+            comment_body=_said(env, members=batch.members, slot=PR_LINK_SLOT,
+                               failed=batch.failed),
             secrets=env.secrets)
-        applied = env.door.publish(plan)
-        if applied is not None:
-            outcomes = [replace(outcome, applied=_of(applied, outcome.task.label))
-                        for outcome in outcomes]
-            if applied.held_back and code == EXIT_OK:
-                code = 1  # passed, but not pushed: the head moved
-            env.say("regenerate", applied.held_back or (
-                f"pushed {applied.commit_sha[:7]} to {tasks[0].branch}" if applied.commit_sha
-                else "nothing passed: nothing was pushed"))
-    reporting.finish(env, outcomes, failed_tasks=len(tasks) - len(outcomes))
-    return code
+        publish_batch(plan, batch, env, step="regenerate")
+    else:
+        reporting.finish(env, batch.outcomes, failed_tasks=len(batch.failed))
+    return batch.code
 
 
 def _said(env: ActionEnv, *, nothing: bool = False, running: bool = False,
@@ -230,11 +193,6 @@ def _said(env: ActionEnv, *, nothing: bool = False, running: bool = False,
     return render("reports/regenerate_comment.md.j2", marker=REGENERATE_MARKER,
                   nothing=nothing, running=running, specs=list(specs), members=list(members),
                   failed=list(failed), slot=slot, run_url=env.context.run_url)
-
-
-def _of(applied: Applied, task: str) -> Applied:
-    """What the batch's writes were for one of its runs: the commit, and its check run."""
-    return replace(applied, check=applied.checks.get(task, CheckResult()), checks={})
 
 
 def fork_commands(specs: Sequence[str]) -> list[str]:

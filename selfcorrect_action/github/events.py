@@ -77,6 +77,28 @@ class RegenerateComment(_Trigger):
     guidance: str = ""
 
 
+class Pushed(_Trigger):
+    """A push (issue 36, item 3): on the default branch, the generated scripts the pushed
+    commits touch are re-verified against the records as they were before the push."""
+
+    kind: Literal["push"] = "push"
+    ref: str
+    before: str
+    after: str
+    # What the pushed commits add, change or remove; None when the payload cannot say all
+    # of it (a new branch, a forced push, more commits than a payload lists): then every
+    # spec is checked.
+    files: tuple[str, ...] | None = None
+
+
+class Scheduled(_Trigger):
+    """A `schedule` event, or a workflow_dispatch the `update` input turns into one: the
+    scheduled update (action/autoupdate.py)."""
+
+    kind: Literal["schedule"] = "schedule"
+    cron: str = ""
+
+
 class SpecsChanged(_Trigger):
     kind: Literal["validate"] = "validate"
     number: int
@@ -99,7 +121,7 @@ class Ignored(BaseModel):
 
 
 Trigger = (IssueLabeled | Dispatch | RetryComment | FixComment | RegenerateComment
-           | SpecsChanged | Ignored)
+           | SpecsChanged | Scheduled | Pushed | Ignored)
 
 
 def trigger_for(event_name: str, payload: Mapping[str, Any], *, trigger_label: str) -> Trigger:
@@ -112,7 +134,8 @@ def trigger_for(event_name: str, payload: Mapping[str, Any], *, trigger_label: s
                        "request's specs: validate on the pull_request event instead")
     if handler is None:
         return Ignored(reason=f"the {event_name or 'unknown'} event is not one selfcorrect "
-                       "handles (issues, issue_comment, workflow_dispatch, pull_request)")
+                       "handles (issues, issue_comment, workflow_dispatch, pull_request, "
+                       "push, schedule)")
     return handler(payload, trigger_label)
 
 
@@ -190,11 +213,40 @@ def _pull_request(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
     )
 
 
+# GitHub's push payload lists at most this many commits: a payload listing that many may
+# stand for more, whose files it does not say.
+MAX_PUSH_COMMITS = 20
+
+
+def _push(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
+    after, before = _text(payload, "after"), _text(payload, "before")
+    if payload.get("deleted") is True or after.strip("0") == "":
+        return Ignored(reason="the push deleted a branch: nothing to re-verify")
+    commits = payload.get("commits")
+    listed = [commit for commit in commits if isinstance(commit, Mapping)] \
+        if isinstance(commits, list) else []
+    complete = (isinstance(commits, list) and len(listed) < MAX_PUSH_COMMITS
+                and payload.get("forced") is not True and before.strip("0") != "")
+    files = sorted({path for commit in listed for key in ("added", "modified", "removed")
+                    for path in (commit.get(key) or []) if isinstance(path, str)})
+    return Pushed(repository=_repository(payload), actor=_sender(payload),
+                  ref=_text(payload, "ref"), before=before, after=after,
+                  files=tuple(files) if complete else None)
+
+
+def _schedule(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
+    # GitHub's schedule payload holds the cron line and the workflow, and no sender.
+    return Scheduled(repository=_repository(payload), actor=_sender(payload) or "(schedule)",
+                     cron=_text(payload, "schedule"))
+
+
 _HANDLERS = {
     "issues": _issues,
     "workflow_dispatch": _dispatch,
     "issue_comment": _issue_comment,
     "pull_request": _pull_request,
+    "schedule": _schedule,
+    "push": _push,
 }
 
 _COMMAND_LINE = {verb: re.compile(rf"/selfcorrect[ \t]+{verb}\b[ \t]*(?P<rest>[^\n]*)")

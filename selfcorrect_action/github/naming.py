@@ -8,6 +8,8 @@ import re
 from selfcorrect_action.github.events import MARKER_PREFIX
 
 BRANCH_PREFIX = "selfcorrect/"
+# The scheduled update's one branch (action/autoupdate.py).
+UPDATE_BRANCH = f"{BRANCH_PREFIX}autoupdate"
 LABEL_RUNNING = "selfcorrect:running"
 LABEL_PASSED = "selfcorrect:passed"
 LABEL_FAILED = "selfcorrect:failed"

@@ -148,3 +148,29 @@ def test_a_fork_gets_annotations_and_the_summary_only(
     assert [c for c in github.check_runs(DEFAULT_REPO) if c.name.endswith(SPEC_PATH)] == []
     assert github.comments(DEFAULT_REPO, number) == []
     assert "comes from a fork" in run.summary and SPEC_PATH in run.summary
+
+
+def test_a_push_to_the_default_branch_is_re_verified_against_the_records_before_it(
+        act: Act, github: FakeGitHub, tmp_path: Path) -> None:
+    """Issue 36, item 3: a push that drops the column, straight to main: a red check run on
+    the pushed commit, the failure on the script's line; no comment (there is no pull
+    request). A push that touches nothing generated writes nothing."""
+    _base(github, tmp_path)
+    before = github.refs(DEFAULT_REPO)["refs/heads/main"]
+    after = github.commit_files(DEFAULT_REPO, "main", {"data/sales.csv": "region\nnorth\n"},
+                                message="drop the amounts", author=MAINTAINER)
+
+    run = act("push", github.event("push", DEFAULT_REPO, before=before, after=after))
+
+    assert (run.code, run.outputs["status"]) == (1, "failed"), run.stdout
+    (check,) = [c for c in github.check_runs(DEFAULT_REPO) if c.name.endswith(SPEC_PATH)]
+    assert (check.head_sha, check.conclusion) == (after, "failure")
+    assert "input data/sales.csv (changed)" in (check.summary or "")
+    assert f"::error file={SCRIPT_PATH},line=7" in run.stdout
+
+    elsewhere = github.commit_files(DEFAULT_REPO, "main", {"README.md": "# hello\n"},
+                                    message="docs", author=MAINTAINER)
+    quiet = act("push", github.event("push", DEFAULT_REPO, before=after, after=elsewhere))
+    assert (quiet.code, quiet.outputs["status"]) == (0, "valid"), quiet.stdout
+    assert "touches no generated script" in quiet.stdout
+    assert len([c for c in github.check_runs(DEFAULT_REPO)]) == 1

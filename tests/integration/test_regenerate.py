@@ -16,10 +16,10 @@ import pytest
 
 from selfcorrect_action.verified.record import lock_path
 from tests.e2e.action.harness import MAINTAINER, OUTSIDER
-from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub, fake_github  # noqa: F401
+from tests.fakes.github_server import DEFAULT_REPO, IDENTITIES, FakeGitHub, Identity, fake_github  # noqa: F401
 from tests.fakes.replays import fenced, write_replay
 from tests.integration.test_pull_check import SCRIPT, SCRIPT_PATH, SPEC_PATH, _base, _event, _pull
-from tests.unit.action.conftest import Act, act, github, identity  # noqa: F401  # fixtures
+from tests.unit.action.conftest import Act, act, github  # noqa: F401  # fixtures
 from tests.unit.github.conftest import make_forge, waits  # noqa: F401  # fixtures
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
@@ -27,6 +27,14 @@ pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
 RENAMED = "region,revenue\nnorth,2\nsouth,3\nnorth,4\n"
 PROMPT = "Sum data/sales.csv's amount per region into totals.csv."
 PLAN = json.dumps({"approach": "sum the sales per region", "contract": {}})
+
+
+@pytest.fixture(params=IDENTITIES[:2], ids=[identity.name for identity in IDENTITIES[:2]])
+def identity(request: pytest.FixtureRequest) -> Identity:
+    """GITHUB_TOKEN and a GitHub App's token (whose login is found by asking GitHub): how
+    the comment finds its own, and who the commit and check runs are by."""
+    chosen: Identity = request.param
+    return chosen
 
 
 def _replay(tmp_path: Path) -> str:

@@ -59,7 +59,9 @@ class PlannedCommit(_Record):
     branch: str
     base_branch: str
     message: str
-    files: list[FileChange] = Field(min_length=1)
+    # Empty only in a batch none of whose runs passed: the scheduled update's pull request
+    # that lists what broke (WritePlan checks).
+    files: list[FileChange] = Field(default_factory=list)
     # kind repair: the spec's `files:` globs, which the repository's files the commit
     # changes must match (plain .py source, never tests, conftest.py or configuration).
     allowed_files: list[str] = Field(default_factory=list, max_length=50)
@@ -163,12 +165,16 @@ class PlannedRun(_Record):
     may be green."""
 
     task: str = Field(min_length=1, max_length=1000)
-    run_id: str = Field(pattern=r"^[0-9a-f]{1,32}$")
+    # "": a spec only re-verified, never run (the scheduled update without regeneration):
+    # nothing of it is committed.
+    run_id: str = Field(pattern=r"^[0-9a-f]{0,32}$")
     status: str
     script: str | None = None  # the script's path, for a run that passed
 
     @model_validator(mode="after")
     def _a_passing_script(self) -> PlannedRun:
+        if not self.run_id and (self.script is not None or self.status == "passed"):
+            raise ValueError(f"{self.task}: a spec that was not run has no passing script")
         if self.script is not None and (self.status != "passed" or not self.script.endswith(
                 ".py") or path_problem(self.script)):
             raise ValueError(f"{self.task}: a batch commits the .py script of a run that "
@@ -227,6 +233,8 @@ class WritePlan(_Record):
             return self
         if self.runs:
             return self._files_of_these_runs(self.commit)
+        if not self.commit.files:
+            raise ValueError("a plan's commit changes at least one file")
         own = f"{RUNS_DIR}/{self.run_id}/"
         others = [f.path for f in self.commit.files if not (self.run_id and
                                                             f.path.startswith(own))]
@@ -258,7 +266,8 @@ class WritePlan(_Record):
             raise ValueError("a batch (version 4) lists its runs and gives each its own check "
                              "run in check_runs")
         tasks = [run.task for run in self.runs]
-        if len(set(tasks)) != len(tasks) or len({r.run_id for r in self.runs}) != len(tasks):
+        run_ids = [run.run_id for run in self.runs if run.run_id]
+        if len(set(tasks)) != len(tasks) or len(set(run_ids)) != len(run_ids):
             raise ValueError("a batch lists each task and each run once")
         status = {CHECK_NAME_PREFIX + run.task: run.status for run in self.runs}
         names = [check.output.name for check in self.check_runs]
@@ -280,7 +289,9 @@ class WritePlan(_Record):
         """A batch's commit: each run's own files under its folder, and for each run that
         passed its script and its record; nothing else."""
         allowed: set[str] = set()
-        folders = tuple(f"{RUNS_DIR}/{run.run_id}/" for run in self.runs)
+        folders = tuple(f"{RUNS_DIR}/{run.run_id}/" for run in self.runs if run.run_id)
+        if not commit.files and any(run.script for run in self.runs):
+            raise ValueError("a batch whose runs passed commits their scripts")
         for run in self.runs:
             if run.script is not None:
                 allowed |= {run.script, lock_path(run.task)}

@@ -17,9 +17,10 @@ from selfcorrect_action.github.events import (
     IssueLabeled,
     RegenerateComment,
     RetryComment,
+    Scheduled,
     Trigger,
 )
-from selfcorrect_action.github.naming import BRANCH_PREFIX, issue_branch
+from selfcorrect_action.github.naming import BRANCH_PREFIX, UPDATE_BRANCH, issue_branch
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,9 @@ def publish_targets(trigger: Trigger, env: ActionEnv) -> Targets:
         same_repo = pull.head_repository.lower() == env.context.repository.lower()
         return Targets(frozenset({trigger.number}),
                        frozenset({pull.head_branch} if same_repo else set()))
+    if isinstance(trigger, Scheduled) or (isinstance(trigger, Dispatch)
+                                           and env.inputs.update is not None):
+        return Targets(branches=frozenset({UPDATE_BRANCH}))  # the scheduled update's one
     if isinstance(trigger, Dispatch):
         return Targets(branch_prefix=f"{BRANCH_PREFIX}task-")
     return Targets(reason=f"this job's event ({env.context.event_name}) is not one a plan "

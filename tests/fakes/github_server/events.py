@@ -18,8 +18,14 @@ def event_payload(state: State, links: Links, name: str, repo: Repo, *,
                   action: str | None = None, number: int | None = None,
                   comment_id: int | None = None, sender: str | None = None,
                   label: str | None = None, inputs: dict[str, Any] | None = None,
-                  ref: str | None = None) -> dict[str, Any]:
-    """``name`` is the event (issues, issue_comment, pull_request, workflow_dispatch)."""
+                  ref: str | None = None, cron: str = "23 5 * * 1",
+                  before: str | None = None, after: str | None = None) -> dict[str, Any]:
+    """``name`` is the event (issues, issue_comment, pull_request, workflow_dispatch,
+    schedule)."""
+    if name == "schedule":
+        # A scheduled run's event holds the cron line and the workflow only: no repository
+        # (the runner's GITHUB_REPOSITORY names it) and no sender.
+        return {"schedule": cron, "workflow": ".github/workflows/selfcorrect-autoupdate.yml"}
     body: dict[str, Any] = {}
     author: str | None = None
     if name in _DEFAULT_ACTIONS:
@@ -41,6 +47,9 @@ def event_payload(state: State, links: Links, name: str, repo: Repo, *,
             if found is None:
                 raise KeyError(f"no label {label!r} in {repo.full_name}")
             body["label"] = label_json(links, repo, found)
+    elif name == "push":
+        body.update(_push(repo, ref or f"refs/heads/{repo.default_branch}",
+                          _required_text(before, "before"), _required_text(after, "after")))
     elif name == "workflow_dispatch":
         body["inputs"] = inputs or {}
         body["ref"] = ref or f"refs/heads/{repo.default_branch}"
@@ -53,6 +62,33 @@ def event_payload(state: State, links: Links, name: str, repo: Repo, *,
         body["organization"] = _organization(links, owner.login, owner.id)
     body["sender"] = user_json(links, state.user(sender or author or repo.owner))
     return body
+
+
+def _push(repo: Repo, ref: str, before: str, after: str) -> dict[str, Any]:
+    """A push's own fields: its commits oldest first, each with the files it added,
+    modified and removed, as GitHub lists them (at most 20, `distinct` all true)."""
+    shas = repo.git.git("rev-list", "--reverse", f"{before}..{after}").decode().split()
+    commits = []
+    for sha in shas[:20]:
+        changed: dict[str, list[str]] = {"added": [], "modified": [], "removed": []}
+        listing = repo.git.git("diff-tree", "--no-commit-id", "--name-status", "-r", "--root",
+                               sha).decode()
+        for line in listing.splitlines():
+            status, _, path = line.partition("\t")
+            key = {"A": "added", "D": "removed"}.get(status[:1], "modified")
+            changed[key].append(path)
+        message = repo.git.git("log", "-1", "--format=%B", sha).decode().strip()
+        commits.append({"id": sha, "tree_id": "", "distinct": True, "message": message,
+                        **changed})
+    return {"ref": ref, "before": before, "after": after, "created": False,
+            "deleted": False, "forced": False, "base_ref": None, "compare": "",
+            "commits": commits, "head_commit": commits[-1] if commits else None}
+
+
+def _required_text(value: str | None, name: str) -> str:
+    if not value:
+        raise ValueError(f"this event needs {name}")
+    return value
 
 
 def _required(value: int | None, name: str) -> int:

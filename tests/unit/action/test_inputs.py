@@ -16,6 +16,7 @@ def test_defaults_as_action_yml_fills_them() -> None:
                           "INPUT_DRAFT-ON-FAILURE": "false", "INPUT_MODEL": ""})
     assert inputs.model is None and inputs.mode == "run" and not inputs.draft_on_failure
     assert inputs.tasks == ".selfcorrect/tasks/*.yml" and inputs.sandbox_runtime is None
+    assert inputs.update is None
 
 
 def test_every_input_is_read() -> None:
@@ -27,12 +28,13 @@ def test_every_input_is_read() -> None:
                           "INPUT_DRAFT-ON-FAILURE": "TRUE", "INPUT_BASE-BRANCH": "dev",
                           "INPUT_REPLAY": "r/x.jsonl", "INPUT_LLM-TIMEOUT": "30",
                           "INPUT_LLM-RETRIES": "1", "INPUT_MODE": "plan",
-                          "INPUT_PLAN-DIR": "out/plan"})
+                          "INPUT_PLAN-DIR": "out/plan", "INPUT_UPDATE": "regenerate"})
     assert (inputs.strong_model, inputs.judge_model, inputs.api_base) == (
         "openai/y", "openai/z", "http://h:1/v1")
     assert (inputs.patch_attempts, inputs.rethink_attempts, inputs.max_tokens) == (2, 0, 9000)
     assert inputs.max_cost_usd == 0.25 and inputs.draft_on_failure
     assert (inputs.llm_timeout_s, inputs.llm_retries, inputs.mode) == (30.0, 1, "plan")
+    assert inputs.update == "regenerate"
 
 
 @pytest.mark.parametrize(("name", "value", "says"), [
@@ -46,6 +48,7 @@ def test_every_input_is_read() -> None:
     ("INPUT_REPLAY", "/etc/passwd", "input replay"),
     ("INPUT_REPLAY", "../outside.jsonl", "input replay"),
     ("INPUT_MODE", "yolo", "input mode"),
+    ("INPUT_UPDATE", "always", "input update"),
     ("INPUT_LLM-TIMEOUT", "0", "input llm-timeout"),
 ])
 def test_bad_inputs_are_named_with_a_fix(name: str, value: str, says: str) -> None:

@@ -11,8 +11,10 @@ from selfcorrect_action.github.events import (
     FixComment,
     Ignored,
     IssueLabeled,
+    Pushed,
     RegenerateComment,
     RetryComment,
+    Scheduled,
     SpecsChanged,
     retry_guidance,
     trigger_for,
@@ -195,3 +197,46 @@ def test_a_regenerate_comment_names_its_specs_and_guidance(
 def test_what_is_not_the_regenerate_command_is_not_taken_for_it(body: str) -> None:
     trigger = trigger_for("issue_comment", comment(body), trigger_label="selfcorrect")
     assert not isinstance(trigger, RegenerateComment)
+
+
+def test_a_schedule_is_the_scheduled_update() -> None:
+    """GitHub's schedule event holds the cron line and the workflow: no repository, no
+    sender."""
+    payload = {"schedule": "23 5 * * 1", "workflow": ".github/workflows/update.yml"}
+    trigger = trigger_for("schedule", payload, trigger_label="selfcorrect")
+    assert trigger == Scheduled(repository="", actor="(schedule)", cron="23 5 * * 1")
+
+
+def _push(**changes: object) -> dict[str, object]:
+    commits = [{"id": "b" * 40, "added": ["data/new.csv"], "modified": ["scripts/t.py"],
+                "removed": []},
+               {"id": "c" * 40, "added": [], "modified": ["scripts/t.py"],
+                "removed": ["old.txt"]}]
+    return {"ref": "refs/heads/main", "before": "a" * 40, "after": "c" * 40,
+            "forced": False, "deleted": False, "commits": commits,
+            "repository": {"full_name": "octo-org/hello"}, "sender": {"login": "maria"},
+            **changes}
+
+
+def test_a_push_lists_the_files_its_commits_touch() -> None:
+    trigger = trigger_for("push", _push(), trigger_label="selfcorrect")
+    assert isinstance(trigger, Pushed)
+    assert (trigger.before, trigger.after) == ("a" * 40, "c" * 40)
+    assert trigger.files == ("data/new.csv", "old.txt", "scripts/t.py")
+
+
+@pytest.mark.parametrize("changes", [
+    {"forced": True},  # what was there before may not be an ancestor
+    {"before": "0" * 40},  # a new branch: no "before" to compare with
+    {"commits": [{"id": str(i), "modified": [f"f{i}"]} for i in range(20)]},  # maybe more
+])
+def test_a_push_whose_files_are_not_all_known_checks_everything(
+        changes: dict[str, object]) -> None:
+    trigger = trigger_for("push", _push(**changes), trigger_label="selfcorrect")
+    assert isinstance(trigger, Pushed) and trigger.files is None
+
+
+def test_a_deleted_branch_is_ignored() -> None:
+    trigger = trigger_for("push", _push(deleted=True, after="0" * 40),
+                          trigger_label="selfcorrect")
+    assert isinstance(trigger, Ignored)

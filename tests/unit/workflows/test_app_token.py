@@ -3,8 +3,9 @@ item 1): GitHub starts no workflow for GITHUB_TOKEN's own writes, so without an 
 pull requests the action opens, and the fixes it pushes, get no CI. The step passes the
 app's token and its `<slug>[bot]` login (how the action knows its own comments), falling
 back to GITHUB_TOKEN. A job that only validates or plans, and a workflow started by
-pull_request alone (the action validates there: its comment and check need no CI, and a
-fork's run gets no app secrets anyway), write with the job's token."""
+pull_request (and push) alone (the action validates and re-verifies there: its comment and
+checks need no CI, and a fork's run gets no app secrets anyway), write with the job's
+token."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def app_token_problems(text: str, where: str) -> list[str]:
     workflow = YAML(typ="safe").load(text)
     # YAML 1.1 reads the key `on` as True.
     triggers = workflow.get("on", workflow.get(True)) or {}
-    if set(triggers if not isinstance(triggers, str) else [triggers]) == {"pull_request"}:
+    if set(triggers if not isinstance(triggers, str) else [triggers]) <= {"pull_request",
+                                                                          "push"}:
         return []
     problems = []
     for name, job in (workflow.get("jobs") or {}).items():
@@ -76,13 +78,14 @@ BOTH = ("          github-token: ${{ steps.app.outputs.token || github.token }}\
 
 
 @pytest.mark.parametrize(("trigger", "mint", "given", "problems"), [
-    ("push", MINT, BOTH, 0),
-    ("push", "", BOTH, 1),
-    ("push", MINT, "          model: m\n", 2),
-    ("push", MINT, "          github-token: ${{ steps.app.outputs.token }}\n"
-                   "          bot-login: ${{ steps.app.outputs.app-slug }}\n", 1),
-    ("push", "", "          mode: validate\n", 0),
+    ("workflow_dispatch", MINT, BOTH, 0),
+    ("workflow_dispatch", "", BOTH, 1),
+    ("workflow_dispatch", MINT, "          model: m\n", 2),
+    ("workflow_dispatch", MINT, "          github-token: ${{ steps.app.outputs.token }}\n"
+                                "          bot-login: ${{ steps.app.outputs.app-slug }}\n", 1),
+    ("workflow_dispatch", "", "          mode: validate\n", 0),
     ("{pull_request: {}}", "", "          model: m\n", 0),
+    ("[pull_request, push]", "", "          model: m\n", 0),
     ("[pull_request, issues]", "", "          model: m\n", 1),
 ])
 def test_the_check_tells_a_job_that_cannot_write_as_an_app(trigger: str, mint: str, given: str,

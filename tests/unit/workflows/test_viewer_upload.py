@@ -20,8 +20,9 @@ from tests.shipped_workflows import PLACEHOLDER_ACTION, ROOT, label
 
 EXAMPLES = sorted((ROOT / "examples/workflows").glob("*.y*ml"))
 UPLOAD = "actions/upload-artifact@"
-# The events on which the action runs tasks; on pull_request it only validates specs.
-RUNNING_EVENTS = frozenset({"issues", "issue_comment", "workflow_dispatch"})
+# The events on which the action runs tasks (on a schedule: the update's regenerations); on
+# pull_request it only validates specs and re-verifies scripts.
+RUNNING_EVENTS = frozenset({"issues", "issue_comment", "workflow_dispatch", "schedule"})
 
 
 def _events(workflow: dict[str, Any]) -> set[str]:
@@ -68,7 +69,7 @@ def workflow_viewer_problems(workflow: dict[str, Any], where: str) -> list[str]:
 
 
 def test_the_running_events_are_the_ones_the_action_handles_besides_validation() -> None:
-    assert RUNNING_EVENTS | {"pull_request"} == set(events._HANDLERS)
+    assert RUNNING_EVENTS | {"pull_request", "push"} == set(events._HANDLERS)
 
 
 def test_the_examples_are_found_and_most_run_tasks() -> None:
@@ -76,7 +77,8 @@ def test_the_examples_are_found_and_most_run_tasks() -> None:
                if _events(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
                & RUNNING_EVENTS]
     assert {"selfcorrect-issues.yml", "selfcorrect-dispatch.yml", "selfcorrect-matrix.yml",
-            "selfcorrect-split.yml", "selfcorrect-fix.yml"} <= set(running)
+            "selfcorrect-split.yml", "selfcorrect-fix.yml",
+            "selfcorrect-autoupdate.yml"} <= set(running)
 
 
 @pytest.mark.parametrize("path", EXAMPLES, ids=lambda path: label(path))

@@ -89,9 +89,24 @@ def test_a_batch_carries_only_its_runs_files_and_verdicts(change: dict[str, obje
 
 
 def test_a_failed_runs_script_is_never_named_for_the_commit() -> None:
-    with pytest.raises(ValidationError, match="a batch commits the .py script of a run that "
-                       "passed"):
+    with pytest.raises(ValidationError, match=re.escape("a batch commits the .py script of a "
+                                                        "run that passed")):
         PlannedRun(task=CHART, run_id="bb22", status="failed", script="scripts/chart.py")
+
+
+def test_a_spec_only_re_verified_commits_nothing_and_is_never_green() -> None:
+    """The scheduled update without regeneration: an empty commit, a red check per spec."""
+    checked = [PlannedRun(task=SALES, run_id="", status="fails")]
+    plan = batch(files=[], runs=checked, checks=[check(SALES, "failure")])
+    assert plan.commit is not None and plan.commit.files == []
+    with pytest.raises(ValidationError, match="a spec that was not run has no passing script"):
+        PlannedRun(task=SALES, run_id="", status="passed")
+    with pytest.raises(ValidationError, match="cannot have a green check run"):
+        batch(files=[], runs=checked, checks=[check(SALES)])
+    with pytest.raises(ValidationError, match="changes at least one file"):
+        WritePlan(repository=DEFAULT_REPO, task="t", status="passed", run_id="aa11",
+                  commit=PlannedCommit(branch="selfcorrect/task-x", base_branch="main",
+                                       message="m"))
 
 
 def test_publishing_holds_a_batch_to_its_events_branch() -> None:

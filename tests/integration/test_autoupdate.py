@@ -1,0 +1,194 @@
+"""The scheduled update (issue 36, item 5) through the action's entry point against the
+GitHub stand-in, a real git repository and the real sandbox. A "newer image" is faked by two
+images derived from the sandbox image, the second with one library changed: `fakecalc` 1.0
+has `total(rows)`, 2.0 renamed it `sum_rows`. The base branch holds a script verified in the
+first; the scheduled update runs with the second: without regeneration it opens one pull
+request listing what broke (an empty commit carries the spec's red check run), and a later
+update with regeneration (a replayed model) adds the regenerated script to the same pull
+request, its check green."""
+
+# ruff: noqa: F811  # the fixtures imported from the action's conftest
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from selfcorrect_action.github.naming import UPDATE_BRANCH
+from selfcorrect_action.sandbox.docker_engine import DockerEngine
+from selfcorrect_action.sandbox.image import BuildLog
+from selfcorrect_action.sandbox.models import SANDBOX_UID
+from selfcorrect_action.verified.checker import check_specs
+from selfcorrect_action.verified.record import lock_path
+from tests.e2e.action.harness import MAINTAINER
+from tests.fakes.github_server import (  # noqa: F401  # fake_github: the fixture
+    DEFAULT_REPO,
+    IDENTITIES,
+    FakeGitHub,
+    Identity,
+    fake_github,
+)
+from tests.fakes.replays import fenced, write_replay
+from tests.unit.action.conftest import Act, act, github  # noqa: F401  # fixtures
+from tests.unit.github.conftest import make_forge, waits  # noqa: F401  # fixtures
+
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
+
+SPEC_PATH = ".selfcorrect/tasks/totals.yml"
+SCRIPT_PATH = "scripts/totals.py"
+PROMPT = "Total data/sales.csv's amount column with fakecalc into total.txt."
+SPEC = f"""\
+prompt: {PROMPT}
+output: {SCRIPT_PATH}
+inputs: [data/sales.csv]
+judge: false
+contract:
+  artifacts:
+    - {{path: total.txt, kind: txt}}
+"""
+SCRIPT = """\
+import csv
+
+import fakecalc
+
+with open("sales.csv", newline="") as handle:
+    amounts = [int(row["amount"]) for row in csv.DictReader(handle)]
+with open("total.txt", "w") as out:
+    out.write(str(fakecalc.total(amounts)))
+"""
+SALES = "region,amount\nnorth,2\nsouth,3\n"
+LIBRARY = """\
+FROM {base}
+USER root
+RUN mkdir -p /usr/lib/python3/dist-packages/fakecalc-{version}.dist-info \\
+ && printf 'Metadata-Version: 2.1\\nName: fakecalc\\nVersion: {version}\\n' \\
+      > /usr/lib/python3/dist-packages/fakecalc-{version}.dist-info/METADATA \\
+ && printf 'def {function}(values):\\n    return sum(values)\\n' \\
+      > /usr/lib/python3/dist-packages/fakecalc.py
+USER {uid}:{uid}
+"""
+
+
+@pytest.fixture
+def identity() -> Identity:
+    """One identity: the writes are the batch's, tested under every one in
+    tests/unit/action/writes/test_batch.py."""
+    return IDENTITIES[0]
+
+
+def _build(engine: DockerEngine, base: str, version: str, function: str) -> tuple[str, str]:
+    tag = f"selfcorrect-update-test:{version}-{uuid.uuid4().hex[:8]}"
+    context = io.BytesIO()
+    with tarfile.open(fileobj=context, mode="w") as tar:
+        data = LIBRARY.format(base=base, uid=SANDBOX_UID, version=version,
+                              function=function).encode()
+        info = tarfile.TarInfo("Dockerfile")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    context.seek(0)
+    log = BuildLog()
+    for chunk in engine.build_image(context, tag=tag, labels={}, nocache=False):
+        log.feed(chunk)
+    assert log.image_id and not log.error, list(log.tail)
+    return tag, log.image_id
+
+
+@pytest.fixture(scope="module")
+def images(docker_engine: DockerEngine, sandbox_image: str) -> Iterator[tuple[str, str]]:
+    """(the image the script was verified in, the newer one that renamed the function)."""
+    engine = docker_engine
+    old, old_id = _build(engine, sandbox_image, "1.0", "total")
+    new, new_id = _build(engine, sandbox_image, "2.0", "sum_rows")
+    yield old, new
+    for image_id in (old_id, new_id):
+        engine.remove_image(image_id)
+
+
+def _base(github: FakeGitHub, scratch: Path, image: str) -> None:
+    """main: the spec, its script and input, the record of its check in `image`, and the
+    recording a regeneration replays."""
+    files = {SPEC_PATH: SPEC, SCRIPT_PATH: SCRIPT, "data/sales.csv": SALES}
+    root = scratch / "base"
+    (root / ".git").mkdir(parents=True)
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    (result,) = check_specs(root, [SPEC_PATH], update_lock=True, environ={},
+                            sandbox_image=image)
+    assert result.lock == "written", result
+    record = lock_path(SPEC_PATH)
+    patched = SCRIPT.replace("fakecalc.total(", "fakecalc.sum_rows(")
+    replay = write_replay(scratch / "totals.jsonl", PROMPT, [
+        ("plan", json.dumps({"approach": "total the amounts", "contract": {}})),
+        ("repair", fenced(patched))]).read_text()
+    github.commit_files(DEFAULT_REPO, "main", {**files, record: (root / record).read_text(),
+                                               "replays/totals.jsonl": replay},
+                        message="a verified script", author=MAINTAINER)
+
+
+def _schedule(github: FakeGitHub) -> dict[str, object]:
+    return github.event("schedule", DEFAULT_REPO)
+
+
+def test_nothing_broken_writes_nothing(act: Act, github: FakeGitHub, tmp_path: Path,
+                                       images: tuple[str, str]) -> None:
+    old, _ = images
+    _base(github, tmp_path, old)
+
+    run = act("schedule", _schedule(github), sandbox_image=old)
+
+    assert (run.code, run.outputs["status"]) == (0, "valid"), run.stdout
+    assert github.pulls(DEFAULT_REPO) == []
+    assert f"refs/heads/{UPDATE_BRANCH}" not in github.refs(DEFAULT_REPO)
+    assert "nothing to update" in run.summary
+
+
+def test_a_newer_image_that_breaks_a_script_gets_one_update_pull_request(
+        act: Act, github: FakeGitHub, tmp_path: Path, images: tuple[str, str]) -> None:
+    old, new = images
+    _base(github, tmp_path, old)
+    main = github.refs(DEFAULT_REPO)["refs/heads/main"]
+
+    # A schedule with no update input: check only, no model asked.
+    listed = act("schedule", _schedule(github), sandbox_image=new)
+
+    assert (listed.code, listed.outputs["status"]) == (0, "updated"), listed.stdout
+    (pull,) = github.pulls(DEFAULT_REPO)
+    assert pull.head.endswith(f":{UPDATE_BRANCH}") and pull.base == "main"
+    assert "1 generated script no longer verifies" in pull.title
+    body = pull.body or ""
+    assert f"/selfcorrect regenerate {SPEC_PATH}" in body  # what to comment here
+    assert SPEC_PATH in body and "image" in body and "sum_rows" not in body
+    assert "AttributeError" in body and "fakecalc" in body
+    head = github.refs(DEFAULT_REPO)[f"refs/heads/{UPDATE_BRANCH}"]
+    assert github.git(DEFAULT_REPO, "rev-parse", f"{head}^").strip() == main
+    assert github.git(DEFAULT_REPO, "diff", "--name-only", main, head).split() == []
+    checks = [(c.name, c.head_sha, c.conclusion) for c in github.check_runs(DEFAULT_REPO)]
+    assert checks == [(f"selfcorrect / {SPEC_PATH}", head, "failure")]
+
+    # The next update regenerates (a replayed model): the same pull request, one more
+    # commit with the script, its record and its audit trail, its check green.
+    regenerated = act("workflow_dispatch", github.event("workflow_dispatch", DEFAULT_REPO),
+                      sandbox_image=new, update="regenerate", replay="replays")
+
+    assert (regenerated.code, regenerated.outputs["status"]) == (0, "updated"), \
+        regenerated.stdout
+    (pull,) = github.pulls(DEFAULT_REPO)
+    assert "1 generated script regenerated" in pull.title
+    newer = github.refs(DEFAULT_REPO)[f"refs/heads/{UPDATE_BRANCH}"]
+    assert github.git(DEFAULT_REPO, "rev-parse", f"{newer}^").strip() == head
+    script = (github.read_file(DEFAULT_REPO, UPDATE_BRANCH, SCRIPT_PATH) or b"").decode()
+    assert "fakecalc.sum_rows(" in script
+    record = json.loads(github.read_file(DEFAULT_REPO, UPDATE_BRANCH, lock_path(SPEC_PATH))
+                        or b"{}")
+    assert record["image"]["tag"] == new
+    assert f".selfcorrect/runs/{record['run_id']}/AUDIT.md" in github.git(
+        DEFAULT_REPO, "diff", "--name-only", head, newer).split()
+    green = [c for c in github.check_runs(DEFAULT_REPO) if c.head_sha == newer]
+    assert [(c.name, c.conclusion) for c in green] == [(f"selfcorrect / {SPEC_PATH}",
+                                                        "success")]
