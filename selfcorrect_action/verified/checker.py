@@ -29,7 +29,7 @@ from selfcorrect_action.sandbox.docker_engine import DockerEngine
 from selfcorrect_action.sandbox.egress.policy import require_credentials, secret_values
 from selfcorrect_action.sandbox.models import Limits
 from selfcorrect_action.spec import LoadedSpec, load_repo_spec
-from selfcorrect_action.verified.changes import Change, changes
+from selfcorrect_action.verified.changes import Change, What, changes
 from selfcorrect_action.verified.check import (
     CheckStatus,
     after_reverify,
@@ -325,6 +325,11 @@ class _Checker:
         judged = judge_result(done, secrets=self._secrets) if judging else None
         status = after_reverify(found, passed=verdict.passed,
                                 judged=judged is not None and judged.verdict == "pass")
+        answered = (self._answered_here(loaded, now)
+                    if status is CheckStatus.STALE and self.base_records is not None else None)
+        if answered is not None:
+            status = CheckStatus.PASSES
+            base = base.model_copy(update={"changes": [*base.changes, answered]})
         result = base.model_copy(update={
             "judge": judged,
             "status": status, "reverified": "passed" if verdict.passed else "failed",
@@ -338,6 +343,25 @@ class _Checker:
                                                           secrets=self._secrets)})
                 for line in script_lines(attempt, done.output_name)]})
         return self._lock(loaded, record, now, done, result)
+
+    def _answered_here(self, loaded: LoadedSpec, now: Fingerprint) -> str | None:
+        """A pull request's check: whether the pull request holds a record of its own for
+        the new prompt and the script it commits (a regeneration's, or `check --judge
+        --update-lock`'s), which says the new prompt was answered. The script was just
+        re-verified whatever the record says; what is taken from the pull request is only
+        that claim, in its diff for reviewers to see. What it said, or None."""
+        try:
+            record = load_record(self.root / lock_path(loaded.source),
+                                 shown=lock_path(loaded.source))
+        except SpecError:
+            return None
+        if record is None or record.spec != loaded.source:
+            return None
+        found = changes(record, now, None)
+        if any(change.what in (What.PROMPT, What.SCRIPT) for change in found):
+            return None
+        return (f"prompt answered for this script by run {record.run_id}, which this pull "
+                "request's record holds")
 
     def _run(self, loaded: LoadedSpec, record: VerifiedRecord | None, code: str, *,
              judging: bool = False) -> RunState:
