@@ -17,6 +17,7 @@ validates, is listed for a person; neither is regenerated."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.batch_run import BatchRun, publish_batch, run_members
@@ -25,23 +26,19 @@ from selfcorrect_action.action.pull_check import check_output
 from selfcorrect_action.action.specs import replay_for, spec_paths
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.workflow_commands import append_summary
-from selfcorrect_action.action.writes.batch import batch_plan
-from selfcorrect_action.action.writes.plan import (
-    PlannedCheckRun,
-    PlannedPullRequest,
-    PlannedRun,
-)
+from selfcorrect_action.action.writes.batch import batch_plan, planned_runs
+from selfcorrect_action.action.writes.plan import PlannedCheckRun, PlannedRun
+from selfcorrect_action.action.writes.update import UPDATE_ORIGIN, update_pull_request
 from selfcorrect_action.errors import SpecError, UsageError
 from selfcorrect_action.github.events import Scheduled
-from selfcorrect_action.github.naming import UPDATE_BRANCH, origin_marker
-from selfcorrect_action.redact import redact
+from selfcorrect_action.github.naming import UPDATE_BRANCH
 from selfcorrect_action.spec import LoadedSpec, load_repo_spec
-from selfcorrect_action.templating import render
+from selfcorrect_action.templating import render, shorten
 from selfcorrect_action.verified.check import CheckStatus
 from selfcorrect_action.verified.checker import all_records, check_specs
+from selfcorrect_action.verified.record import load_record
 from selfcorrect_action.verified.results import CheckResult
 
-UPDATE_ORIGIN = "update"
 BROKE = frozenset({CheckStatus.FAILS, CheckStatus.STALE})
 FOR_A_PERSON = frozenset({CheckStatus.INVALID, CheckStatus.ORPHANED})
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -55,7 +52,7 @@ def on_update(trigger: Scheduled, env: ActionEnv) -> int:
             f"sandbox image ({'regenerating' if regenerate else 'listing'} what broke)")
     # The checked-out branch is the repository's own (a schedule runs on the default
     # branch): its specs' credentials are resolved as a run's are.
-    results = check_specs(root, specs, records=all_records(root),
+    results = check_specs(root, specs, records=_records(root, specs),
                           runtime=env.inputs.sandbox_runtime or "runc",
                           sandbox_image=env.inputs.sandbox_image, environ=env.environ,
                           on_progress=lambda line: env.say("check", line),
@@ -75,14 +72,16 @@ def on_update(trigger: Scheduled, env: ActionEnv) -> int:
     listed = [result for result in [*broke, *person] if result.spec not in regenerated
               or result.spec in batch.failed]
     base = env.inputs.base_branch or env.forge.default_branch()
+    checked = [PlannedRun(task=result.spec, run_id="", status=result.status.value,
+                          note=_broke(result)) for result in listed]
     plan = batch_plan(
         batch.members, label="update of the generated scripts",
         repository=env.context.repository, base_branch=base,
         server_url=env.context.server_url, run_url=env.context.run_url,
         comment_number=None, comment_marker=None, comment_body=None, secrets=env.secrets,
-        pull_request=_pull_request(env, batch, listed, regenerate=regenerate),
-        checked=[PlannedRun(task=result.spec, run_id="", status=result.status.value)
-                 for result in listed],
+        pull_request=update_pull_request([*planned_runs(batch.members), *checked],
+                                         run_url=env.context.run_url, secrets=env.secrets),
+        checked=checked,
         checked_runs=[check for result in listed if (check := _check(env, result))])
 
     # The job's outputs are the update's, not one run's.
@@ -97,6 +96,26 @@ def on_update(trigger: Scheduled, env: ActionEnv) -> int:
     # A regeneration that did not pass is in the pull request; an error of the sandbox or
     # the model API (3) or a bad input (2) is the job's.
     return batch.code if batch.code >= 2 else EXIT_OK
+
+
+def _records(root: Path, specs: Sequence[str]) -> list[str]:
+    """The records checked beside the specs: an issue's script's, one whose spec is gone,
+    one that does not load (said as invalid). A record of a spec file outside the tasks
+    glob is that spec's to check: the jobs of a matrix each get one spec, and would
+    otherwise each check every other one."""
+    owned = set(specs)
+    kept = []
+    for path in all_records(root):
+        try:
+            record = load_record(root / path, shown=path)
+        except SpecError:
+            kept.append(path)
+            continue
+        if record is None or record.spec in owned:
+            continue
+        if record.spec.startswith("issue #") or not (root / record.spec).is_file():
+            kept.append(path)
+    return kept
 
 
 def _task(result: CheckResult, env: ActionEnv, *, count: int) -> Task | None:
@@ -127,18 +146,9 @@ def _check(env: ActionEnv, result: CheckResult) -> PlannedCheckRun | None:
     return PlannedCheckRun(branch=UPDATE_BRANCH, output=output)
 
 
-def _pull_request(env: ActionEnv, batch: BatchRun, listed: Sequence[CheckResult], *,
-                  regenerate: bool) -> PlannedPullRequest:
-    passed = [member for member in batch.members if member.passed]
-    title = (f"selfcorrect: {len(passed)} generated script{'s' if len(passed) != 1 else ''} "
-             "regenerated" if passed else
-             f"selfcorrect: {len(listed)} generated script{'s' if len(listed) != 1 else ''} "
-             "no longer verif" + ("ies" if len(listed) == 1 else "y"))
-    body = render("reports/update_pull_request.md.j2", origin=origin_marker(UPDATE_ORIGIN),
-                  members=batch.members, failed=batch.failed, listed=list(listed),
-                  regenerate=regenerate, run_url=env.context.run_url)
-    return PlannedPullRequest(title=redact(title, secrets=env.secrets)[:200],
-                              body=redact(body, secrets=env.secrets)[:65_000])
+def _broke(result: CheckResult) -> str:
+    """One line of what broke, for the pull request's body."""
+    return shorten(render("reports/update_broke.txt.j2", result=result), 1500)
 
 
 def _summary(env: ActionEnv, results: Sequence[CheckResult], broke: Sequence[CheckResult],

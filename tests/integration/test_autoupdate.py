@@ -131,6 +131,13 @@ def _base(github: FakeGitHub, scratch: Path, image: str) -> None:
                         message="a verified script", author=MAINTAINER)
 
 
+def _record_for(github: FakeGitHub, spec: str) -> str:
+    """The base record of SPEC_PATH, as the record of `spec` (the same script, input and
+    prompt; a record names its spec)."""
+    record = json.loads(github.read_file(DEFAULT_REPO, "main", lock_path(SPEC_PATH)) or b"{}")
+    return json.dumps({**record, "spec": spec}, indent=2)
+
+
 def _schedule(github: FakeGitHub) -> dict[str, object]:
     return github.event("schedule", DEFAULT_REPO)
 
@@ -192,3 +199,40 @@ def test_a_newer_image_that_breaks_a_script_gets_one_update_pull_request(
     green = [c for c in github.check_runs(DEFAULT_REPO) if c.head_sha == newer]
     assert [(c.name, c.conclusion) for c in green] == [(f"selfcorrect / {SPEC_PATH}",
                                                         "success")]
+
+
+def test_a_matrix_of_update_jobs_publishes_one_commit_and_one_pull_request(
+        act: Act, github: FakeGitHub, tmp_path: Path, images: tuple[str, str]) -> None:
+    """One job per spec, each in mode plan with a read-only token, saving its batch; one
+    publishing job merges them: one commit, one pull request listing both, a check run per
+    spec."""
+    old, new = images
+    _base(github, tmp_path, old)
+    second = SPEC_PATH.replace("totals", "totals_again")
+    github.commit_files(DEFAULT_REPO, "main", {second: SPEC,
+                                               lock_path(second): _record_for(github, second)},
+                        message="a second spec of the same script", author=MAINTAINER)
+    event = _schedule(github)
+    plans = tmp_path / "downloaded"
+    plans.mkdir()
+    for spec in (SPEC_PATH, second):
+        job = act("schedule", event, token=act.identity.read_token, sandbox_image=new,
+                  tasks=spec, mode="plan")
+        assert job.code == 0, job.stdout
+        for saved in (job.workspace / "selfcorrect-plan").glob("*.json"):
+            (plans / saved.name).write_bytes(saved.read_bytes())
+    assert github.pulls(DEFAULT_REPO) == []
+    assert len(list(plans.glob("*.json"))) == 2
+
+    published = act("schedule", event, mode="publish", copy_plans_from=plans)
+
+    assert published.code == 0, published.stdout
+    (pull,) = github.pulls(DEFAULT_REPO)
+    assert "2 generated scripts no longer verify" in pull.title
+    assert SPEC_PATH in (pull.body or "") and second in (pull.body or "")
+    head = github.refs(DEFAULT_REPO)[f"refs/heads/{UPDATE_BRANCH}"]
+    assert github.git(DEFAULT_REPO, "rev-parse", f"{head}^").strip() == \
+        github.refs(DEFAULT_REPO)["refs/heads/main"]
+    checks = sorted((c.name, c.head_sha, c.conclusion) for c in github.check_runs(DEFAULT_REPO))
+    assert checks == sorted([(f"selfcorrect / {SPEC_PATH}", head, "failure"),
+                             (f"selfcorrect / {second}", head, "failure")])

@@ -31,7 +31,7 @@ from selfcorrect_action.action.writes.plan import (
 from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.redact import redact
 from selfcorrect_action.runs.published import VerifiedScript
-from selfcorrect_action.templating import render
+from selfcorrect_action.templating import render, shorten
 
 
 @dataclass(frozen=True)
@@ -97,6 +97,13 @@ def batch_plan(members: Sequence[Member], *, label: str, repository: str, base_b
         repository=repository, task=label, status="passed" if len(passed) == len(members)
         and not checked else "failed", commit=commit, comment=comment, check_runs=checks,
         pull_request=pull_request,
-        runs=[PlannedRun(task=m.task.label, run_id=m.state.run_id, status=m.state.status.value,
-                         script=str(m.task.loaded.spec.output) if m.passed else None)
-              for m in members] + list(checked))
+        runs=[*planned_runs(members), *checked])
+
+
+def planned_runs(members: Sequence[Member]) -> list[PlannedRun]:
+    """What a plan keeps of each run: enough to say in a pull request's body."""
+    return [PlannedRun(task=m.task.label, run_id=m.state.run_id, status=m.state.status.value,
+                       script=str(m.task.loaded.spec.output) if m.passed else None,
+                       attempts=len(m.state.attempts), tokens=m.state.usage.tokens,
+                       note="" if m.passed else shorten(m.state.stop_reason, 400))
+            for m in members]

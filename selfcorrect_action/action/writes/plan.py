@@ -170,6 +170,11 @@ class PlannedRun(_Record):
     run_id: str = Field(pattern=r"^[0-9a-f]{0,32}$")
     status: str
     script: str | None = None  # the script's path, for a run that passed
+    # What a pull request's body says of it (the scheduled update's, rendered again when the
+    # plans of a matrix are merged): its attempts and tokens, and why it did not pass.
+    attempts: int = Field(default=0, ge=0)
+    tokens: int = Field(default=0, ge=0)
+    note: str = Field(default="", max_length=2000)
 
     @model_validator(mode="after")
     def _a_passing_script(self) -> PlannedRun:

@@ -17,6 +17,7 @@ from selfcorrect_action.action.task_run import check_line
 from selfcorrect_action.action.writes.plan import WritePlan
 from selfcorrect_action.action.writes.store import load_plans
 from selfcorrect_action.action.writes.targets import publish_targets
+from selfcorrect_action.action.writes.update import is_update, merge_updates
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.events import IssueLabeled, Trigger
 from selfcorrect_action.github.naming import APPROVAL_PREFIX, body_digest, with_approval
@@ -31,7 +32,19 @@ def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
     folder = env.context.workspace / env.inputs.plan_dir
     urls = []
     targets = publish_targets(trigger, env)
-    for path, plan in load_plans(folder):
+    saved = load_plans(folder)
+    # A matrix of scheduled-update jobs saved one batch each: one commit and one pull
+    # request for all of them (action/writes/update.py), applied where the first one was.
+    updates = [path for path, plan in saved if is_update(plan)]
+    if len(updates) > 1:
+        merged = next(plan for plan in merge_updates([plan for _, plan in saved],
+                                                     run_url=env.context.run_url)
+                      if is_update(plan))
+        env.say("publish", f"{len(updates)} scheduled-update plans merged into one commit "
+                "and one pull request")
+        saved = [(path, merged if path == updates[0] else plan) for path, plan in saved
+                 if not is_update(plan) or path == updates[0]]
+    for path, plan in saved:
         if plan.repository.lower() != env.context.repository.lower():
             raise UsageError(f"{path}: the plan was made for {plan.repository}, this job runs "
                              f"in {env.context.repository}",

@@ -5,6 +5,7 @@ publishing job only writes what a plan may write (our branches, nothing under .g
 
 from __future__ import annotations
 
+import hashlib
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -19,6 +20,11 @@ MAX_PLAN_BYTES = 32 * 1024 * 1024
 def save_plan(plan: WritePlan, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     name = plan.commit.branch if plan.commit else plan.task
+    if plan.runs:
+        # A batch: the jobs of a matrix save one each for the same branch, and the
+        # publishing job downloads them all into one folder.
+        tasks = "\n".join(sorted(run.task for run in plan.runs)).encode()
+        name = f"{name}__{hashlib.sha256(tasks).hexdigest()[:12]}"
     path = folder / (name.replace("/", "__").replace(" ", "_").replace("#", "") + ".json")
     write_atomically(path, plan.model_dump_json(indent=2) + "\n")
     return path
