@@ -64,12 +64,16 @@ def reverify_pull_request(env: ActionEnv, trigger: SpecsChanged, changed: Sequen
 
 
 def reverify_push(env: ActionEnv, trigger: Pushed) -> list[CheckResult]:
-    """A push to the default branch: what its commits touch (everything when the payload
-    cannot say), against the records as they were before it; a check run per spec on the
-    pushed commit."""
+    """A push to the default branch: what its commits touch (everything when GitHub cannot
+    say), against the records as they were before it; a check run per spec on the pushed
+    commit."""
+    files = None if trigger.fresh else env.forge.changed_files(trigger.before, trigger.after)
+    if files is None:
+        env.say("check", "the push's changes are not all known (a new branch, a forced push, "
+                "or more files than GitHub lists): every spec and record is re-verified")
     return reverify(env, Reverification(
         head_sha=trigger.after, base_ref=trigger.before,
-        what=f"the push to {trigger.ref.removeprefix('refs/heads/')}"), trigger.files)
+        what=f"the push to {trigger.ref.removeprefix('refs/heads/')}"), files)
 
 
 def reverify(env: ActionEnv, about: Reverification, changed: Sequence[str] | None
@@ -90,7 +94,8 @@ def reverify(env: ActionEnv, about: Reverification, changed: Sequence[str] | Non
         sandbox_image=env.inputs.sandbox_image, environ={},  # no credential is resolved
         on_progress=lambda line: env.say("check", line),
         engine=env.connections.engine if env.connections else None,  # type: ignore[arg-type]
-        base_records=base_records(env, about.base_ref)) if not _validates_alone(result)]
+        base_records=base_records(env, about.base_ref), own_records=about.number is not None)
+        if not _validates_alone(result)]
     for result in results:
         _annotate(env, result)
         if not about.from_fork:

@@ -79,16 +79,15 @@ class RegenerateComment(_Trigger):
 
 class Pushed(_Trigger):
     """A push (issue 36, item 3): on the default branch, the generated scripts the pushed
-    commits touch are re-verified against the records as they were before the push."""
+    commits touch are re-verified against the records as they were before the push. The
+    payload Actions gets lists no files: they come from GitHub's compare of `before` and
+    `after`, unless that says nothing (`fresh`: a new branch or a forced push)."""
 
     kind: Literal["push"] = "push"
     ref: str
     before: str
     after: str
-    # What the pushed commits add, change or remove; None when the payload cannot say all
-    # of it (a new branch, a forced push, more commits than a payload lists): then every
-    # spec is checked.
-    files: tuple[str, ...] | None = None
+    fresh: bool = False
 
 
 class Scheduled(_Trigger):
@@ -213,25 +212,13 @@ def _pull_request(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
     )
 
 
-# GitHub's push payload lists at most this many commits: a payload listing that many may
-# stand for more, whose files it does not say.
-MAX_PUSH_COMMITS = 20
-
-
 def _push(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
     after, before = _text(payload, "after"), _text(payload, "before")
     if payload.get("deleted") is True or after.strip("0") == "":
         return Ignored(reason="the push deleted a branch: nothing to re-verify")
-    commits = payload.get("commits")
-    listed = [commit for commit in commits if isinstance(commit, Mapping)] \
-        if isinstance(commits, list) else []
-    complete = (isinstance(commits, list) and len(listed) < MAX_PUSH_COMMITS
-                and payload.get("forced") is not True and before.strip("0") != "")
-    files = sorted({path for commit in listed for key in ("added", "modified", "removed")
-                    for path in (commit.get(key) or []) if isinstance(path, str)})
     return Pushed(repository=_repository(payload), actor=_sender(payload),
                   ref=_text(payload, "ref"), before=before, after=after,
-                  files=tuple(files) if complete else None)
+                  fresh=payload.get("forced") is True or before.strip("0") == "")
 
 
 def _schedule(payload: Mapping[str, Any], trigger_label: str) -> Trigger:

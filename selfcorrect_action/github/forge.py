@@ -169,6 +169,11 @@ class Forge(Protocol):
         """Paths the pull request adds or changes (not removed ones)."""
         ...
 
+    def changed_files(self, base_sha: str, head_sha: str) -> list[str] | None:
+        """Paths that differ between two commits (removed ones too), from GitHub's compare;
+        None when GitHub cut the list (it lists at most 300 files)."""
+        ...
+
     def find_comment(self, number: int, marker: str) -> Comment | None:
         """The newest comment on issue/PR `number` that this token's account wrote and
         whose body holds `marker` (anyone can paste a marker into a comment of theirs)."""

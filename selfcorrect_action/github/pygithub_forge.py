@@ -76,6 +76,10 @@ class _VersionedToken(Auth.Token):
         headers["X-GitHub-Api-Version"] = API_VERSION
 
 
+# GitHub's compare lists at most this many files: a list this long may be cut.
+MAX_COMPARE_FILES = 300
+
+
 class PyGithubForge:
     """One GitHub repository, as `token` sees it. Constructing makes no request.
 
@@ -171,6 +175,16 @@ class PyGithubForge:
             return [f.filename for f in files if f.status != "removed"]
 
         return self._call(f"listing the files of pull request #{number}", fetch)
+
+    def changed_files(self, base_sha: str, head_sha: str) -> list[str] | None:
+        def fetch() -> list[str] | None:
+            files = list(self._repository().compare(base_sha, head_sha).files)
+            if len(files) >= MAX_COMPARE_FILES:
+                return None
+            return sorted({f.filename for f in files}
+                          | {f.previous_filename for f in files if f.previous_filename})
+
+        return self._call(f"comparing {base_sha[:7]} with {head_sha[:7]}", fetch)
 
     def find_comment(self, number: int, marker: str) -> Comment | None:
         if not marker.strip():

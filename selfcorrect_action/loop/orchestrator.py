@@ -105,7 +105,8 @@ def _run(state: RunState, deps: Deps) -> RunState:
                 state = steps.plan(state, deps)
             deps.on_state(state)
         while state.status is Status.RUNNING:
-            if len(state.attempts) >= attempt_cap(state):
+            # A given attempt not yet run is counted already: it is run, not refused.
+            if len(state.attempts) >= attempt_cap(state) and not awaits_execution(state):
                 state = out_of_attempts(state)
                 break
             deps.check_cancelled()

@@ -29,7 +29,8 @@ from selfcorrect_action.sandbox.docker_engine import DockerEngine
 from selfcorrect_action.sandbox.egress.policy import require_credentials, secret_values
 from selfcorrect_action.sandbox.models import Limits
 from selfcorrect_action.spec import LoadedSpec, load_repo_spec
-from selfcorrect_action.verified.changes import Change, What, changes
+from selfcorrect_action.verified.answered import answered_here
+from selfcorrect_action.verified.changes import Change, changes
 from selfcorrect_action.verified.check import (
     CheckStatus,
     after_reverify,
@@ -82,8 +83,8 @@ def check_specs(root: Path, specs: Sequence[str], *, records: Sequence[str] = ()
                 sandbox_image: str | None = None, environ: Mapping[str, str] | None = None,
                 on_progress: Say | None = None, engine: DockerEngine | None = None,
                 stoppable: Callable[[Sandbox], Executor] | None = None,
-                base_records: BaseRecords | None = None, judges: JudgeModels | None = None
-                ) -> list[CheckResult]:
+                base_records: BaseRecords | None = None, judges: JudgeModels | None = None,
+                own_records: bool = False) -> list[CheckResult]:
     """Each of `specs` (its record at lock_path), then each of `records` that no spec of
     `specs` owns: its spec checked through it when the file is there, else orphaned.
     `stoppable`: what a re-verification's sandbox is wrapped in (a cancel from another
@@ -91,7 +92,9 @@ def check_specs(root: Path, specs: Sequence[str], *, records: Sequence[str] = ()
     (issue 36, item 3): each record is read from the base branch (record path -> record),
     never from the pull request, which may have changed it together with its script;
     every spec is re-verified, with at most the network its base record allowed.
-    `judges`: --judge, the model a stale spec's judge is asked through."""
+    `judges`: --judge, the model a stale spec's judge is asked through. `own_records`: a
+    pull request's check, where a regeneration's record in it may answer a new prompt
+    (verified/answered.py)."""
     environ = os.environ if environ is None else environ
     say = on_progress or (lambda line: None)
     found_specs, early = record_targets(root, specs, records)
@@ -99,7 +102,8 @@ def check_specs(root: Path, specs: Sequence[str], *, records: Sequence[str] = ()
     with CheckSandbox(runtime=runtime, environ=environ, say=say, engine=engine,
                       sandbox_image=sandbox_image, stoppable=stoppable) as sandbox:
         checker = _Checker(root, sandbox, environ, say, update_lock=update_lock,
-                           base_records=base_records, judges=judges)
+                           base_records=base_records, judges=judges,
+                           own_records=own_records)
         looks = [checker.look(spec, record) for spec, record in targets]
         checker.prepare_judges(looks)
         results = [checker.finish(look) for look in looks]
@@ -207,9 +211,11 @@ def _invalid(spec: str, record: str | None, problems: list[str]) -> CheckResult:
 class _Checker:
     def __init__(self, root: Path, sandbox: CheckSandbox, environ: Mapping[str, str],
                  say: Say, *, update_lock: bool, base_records: BaseRecords | None = None,
+                 own_records: bool = False,
                  judges: JudgeModels | None = None) -> None:
         self.root = root
         self.base_records = base_records
+        self.own_records = own_records and base_records is not None
         self.judges = judges
         self.sandbox = sandbox
         self.environ = environ
@@ -325,8 +331,8 @@ class _Checker:
         judged = judge_result(done, secrets=self._secrets) if judging else None
         status = after_reverify(found, passed=verdict.passed,
                                 judged=judged is not None and judged.verdict == "pass")
-        answered = (self._answered_here(loaded, now)
-                    if status is CheckStatus.STALE and self.base_records is not None else None)
+        answered = (answered_here(self.root, loaded, now, record)
+                    if status is CheckStatus.STALE and self.own_records else None)
         if answered is not None:
             status = CheckStatus.PASSES
             base = base.model_copy(update={"changes": [*base.changes, answered]})
@@ -343,25 +349,6 @@ class _Checker:
                                                           secrets=self._secrets)})
                 for line in script_lines(attempt, done.output_name)]})
         return self._lock(loaded, record, now, done, result)
-
-    def _answered_here(self, loaded: LoadedSpec, now: Fingerprint) -> str | None:
-        """A pull request's check: whether the pull request holds a record of its own for
-        the new prompt and the script it commits (a regeneration's, or `check --judge
-        --update-lock`'s), which says the new prompt was answered. The script was just
-        re-verified whatever the record says; what is taken from the pull request is only
-        that claim, in its diff for reviewers to see. What it said, or None."""
-        try:
-            record = load_record(self.root / lock_path(loaded.source),
-                                 shown=lock_path(loaded.source))
-        except SpecError:
-            return None
-        if record is None or record.spec != loaded.source:
-            return None
-        found = changes(record, now, None)
-        if any(change.what in (What.PROMPT, What.SCRIPT) for change in found):
-            return None
-        return (f"prompt answered for this script by run {record.run_id}, which this pull "
-                "request's record holds")
 
     def _run(self, loaded: LoadedSpec, record: VerifiedRecord | None, code: str, *,
              judging: bool = False) -> RunState:

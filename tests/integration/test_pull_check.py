@@ -14,13 +14,23 @@ from typing import Any
 
 import pytest
 
+from selfcorrect_action.loop.state import Status
+from selfcorrect_action.records import evolve
+from selfcorrect_action.report.run_json import run_json
 from selfcorrect_action.spec import load_repo_spec
 from selfcorrect_action.verified.checker import check_specs
 from selfcorrect_action.verified.fingerprint import fingerprint
 from selfcorrect_action.verified.record import lock_path
+from selfcorrect_action.verified.reverify import reverify_state
 from tests.e2e.action.harness import MAINTAINER, OUTSIDER
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub, fake_github  # noqa: F401
-from tests.unit.action.conftest import Act, act, github, identity  # noqa: F401  # fixtures
+from tests.unit.action.conftest import (  # noqa: F401  # fixtures
+    Act,
+    InProcessRun,
+    act,
+    github,
+    identity,
+)
 from tests.unit.github.conftest import make_forge, waits  # noqa: F401  # fixtures
 
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("sandbox_image")]
@@ -178,38 +188,45 @@ def test_a_push_to_the_default_branch_is_re_verified_against_the_records_before_
     assert len([c for c in github.check_runs(DEFAULT_REPO)]) == 1
 
 
-def test_a_new_prompt_is_stale_until_the_pull_request_records_an_answer_to_it(
+def test_a_new_prompt_is_stale_until_the_pull_request_holds_a_run_that_answered_it(
         act: Act, github: FakeGitHub, tmp_path: Path) -> None:
     """A pull request that rewords the prompt is stale against the base record (only a
-    regeneration or the judge can say the script still does what is asked); once it also
-    holds a record for the new prompt and its script (what /selfcorrect regenerate commits),
-    the script, re-verified all the same, passes, and the check says whose claim that is."""
+    regeneration or the judge can say the script still does what is asked). A record
+    edited by hand to claim the new prompt does not change that; the record and run.json
+    of a run that passed with the new prompt (what /selfcorrect regenerate commits) do: the
+    script, re-verified all the same, passes, and the check says whose claim that is."""
     _base(github, tmp_path)
     reworded = SPEC.replace("amount per region", "amount for each region")
     number = _pull(github, {SPEC_PATH: reworded})
-
     stale = act("pull_request", _event(github, number), ref="change")
-
     assert (stale.code, stale.outputs["status"]) == (1, "failed"), stale.stdout
     assert "stale, its prompt changed" in stale.stdout
 
     root = tmp_path / "head"
-    (root / ".selfcorrect/tasks").mkdir(parents=True)
-    (root / SPEC_PATH).write_text(reworded)
-    (root / SCRIPT_PATH).parent.mkdir(parents=True)
-    (root / SCRIPT_PATH).write_text(SCRIPT)
-    (root / "data").mkdir()
-    (root / "data/sales.csv").write_text(SALES)
+    for path, text in {SPEC_PATH: reworded, SCRIPT_PATH: SCRIPT,
+                       "data/sales.csv": SALES}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    loaded = load_repo_spec(root, SPEC_PATH)
     record = json.loads(github.read_file(DEFAULT_REPO, "main", lock_path(SPEC_PATH)) or b"{}")
-    record["prompt_sha256"] = fingerprint(load_repo_spec(root, SPEC_PATH)).prompt_sha256
-    github.commit_files(DEFAULT_REPO, "change",
-                        {lock_path(SPEC_PATH): json.dumps(record, indent=2)},
-                        message="the record of a regeneration", author=MAINTAINER)
+    record["prompt_sha256"] = fingerprint(loaded).prompt_sha256
+    forged = act_on(github, act, number, {lock_path(SPEC_PATH): json.dumps(record)})
+    assert (forged.code, forged.outputs["status"]) == (1, "failed"), forged.stdout
 
-    answered = act("pull_request", _event(github, number), ref="change")
+    answer = evolve(reverify_state(loaded, None, SCRIPT), {"status": Status.PASSED})
+    record["run_id"] = answer.run_id
+    answered = act_on(github, act, number, {
+        lock_path(SPEC_PATH): json.dumps(record),
+        f".selfcorrect/runs/{answer.run_id}/run.json": run_json(answer, secrets=[])})
 
     assert (answered.code, answered.outputs["status"]) == (0, "valid"), answered.stdout
     green = [c for c in github.check_runs(DEFAULT_REPO)
              if c.name.endswith(SPEC_PATH) and c.conclusion == "success"]
     assert len(green) == 1
-    assert f"answered for this script by run {record['run_id']}" in (green[0].summary or "")
+    assert f"answered on this pull request's own record: run {answer.run_id}" in (
+        green[0].summary or "")
+
+
+def act_on(github: FakeGitHub, act: Act, number: int, files: dict[str, str]) -> InProcessRun:
+    github.commit_files(DEFAULT_REPO, "change", files, message="records", author=MAINTAINER)
+    return act("pull_request", _event(github, number), ref="change")

@@ -65,21 +65,13 @@ def event_payload(state: State, links: Links, name: str, repo: Repo, *,
 
 
 def _push(repo: Repo, ref: str, before: str, after: str) -> dict[str, Any]:
-    """A push's own fields: its commits oldest first, each with the files it added,
-    modified and removed, as GitHub lists them (at most 20, `distinct` all true)."""
+    """A push's own fields as a workflow's event holds them: its commits oldest first
+    (at most 20), without the added/modified/removed lists a webhook has (GitHub leaves
+    them out of the payload Actions gets; the compare API says which files changed)."""
     shas = repo.git.git("rev-list", "--reverse", f"{before}..{after}").decode().split()
-    commits = []
-    for sha in shas[:20]:
-        changed: dict[str, list[str]] = {"added": [], "modified": [], "removed": []}
-        listing = repo.git.git("diff-tree", "--no-commit-id", "--name-status", "-r", "--root",
-                               sha).decode()
-        for line in listing.splitlines():
-            status, _, path = line.partition("\t")
-            key = {"A": "added", "D": "removed"}.get(status[:1], "modified")
-            changed[key].append(path)
-        message = repo.git.git("log", "-1", "--format=%B", sha).decode().strip()
-        commits.append({"id": sha, "tree_id": "", "distinct": True, "message": message,
-                        **changed})
+    commits = [{"id": sha, "tree_id": "", "distinct": True,
+                "message": repo.git.git("log", "-1", "--format=%B", sha).decode().strip()}
+               for sha in shas[:20]]
     return {"ref": ref, "before": before, "after": after, "created": False,
             "deleted": False, "forced": False, "base_ref": None, "compare": "",
             "commits": commits, "head_commit": commits[-1] if commits else None}

@@ -461,6 +461,17 @@ def test_given_code_counts_against_the_attempt_budget(tmp_path: Path) -> None:
     assert [r.purpose for r in llm.requests] == ["plan"]
 
 
+def test_given_code_that_passes_is_run_even_when_it_is_the_only_attempt(
+        tmp_path: Path) -> None:
+    """Both orchestrators run the given attempt with a budget of one (the plain loop used
+    to count it spent before it ran)."""
+    sandbox = CannedSandbox(ok_if("good"))
+    final = run_loop(starting_from(state(judge=False,
+                                         budget=Budget(patch_attempts=0, rethink_attempts=0)),
+                                   "print('good')"), deps(ScriptedLLM([PLAN]), sandbox, tmp_path))
+    assert final.status is Status.PASSED and len(sandbox.requests) == 1
+
+
 def test_a_run_with_attempts_cannot_start_from_given_code() -> None:
     begun = starting_from(state(), "print(1)")
     with pytest.raises(ValueError, match="before its first attempt"):
