@@ -67,6 +67,10 @@ def on_update(trigger: Scheduled, env: ActionEnv) -> int:
         return EXIT_OK
     tasks = [task for result in broke if regenerate and result.spec in specs
              and (task := _task(result, env, count=len(broke))) is not None]
+    # One commit holds one version of a script: of specs that write the same one, the
+    # first is regenerated, the others listed.
+    tasks = [task for index, task in enumerate(tasks) if str(task.loaded.spec.output) not in
+             {str(earlier.loaded.spec.output) for earlier in tasks[:index]}]
     regenerated = {task.label for task in tasks}
     batch = run_members(tasks, env, step="update") if tasks else BatchRun()
     listed = [result for result in [*broke, *person] if result.spec not in regenerated

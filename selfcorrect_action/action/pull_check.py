@@ -21,7 +21,7 @@ from selfcorrect_action.action.specs import spec_paths
 from selfcorrect_action.action.workflow_commands import append_summary
 from selfcorrect_action.github.events import MARKER_PREFIX, Pushed, SpecsChanged
 from selfcorrect_action.github.forge import CheckAnnotation, CheckRunOutput, Conclusion
-from selfcorrect_action.github.naming import CHECK_NAME_PREFIX
+from selfcorrect_action.github.naming import check_name
 from selfcorrect_action.redact import redact
 from selfcorrect_action.templating import render
 from selfcorrect_action.verified.check import CheckStatus
@@ -142,7 +142,7 @@ def check_output(env: ActionEnv, result: CheckResult) -> CheckRunOutput | None:
                                    message=redact(line.message, secrets=env.secrets))
                    for line in result.locations if result.script]
     return CheckRunOutput(
-        name=f"{CHECK_NAME_PREFIX}{result.spec}"[:MAX_TITLE_CHARS], conclusion=verdict,
+        name=check_name(result.spec), conclusion=verdict,
         title=redact(title(result), secrets=env.secrets)[:MAX_TITLE_CHARS],
         summary=redact(render("reports/pull_check_run.md.j2", result=result,
                               verify=verify_line(result)), secrets=env.secrets),

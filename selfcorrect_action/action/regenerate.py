@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
+from typing import Any
 
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.batch_run import publish_batch, run_members
 from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.fix import FIX_WORKFLOW, shared_branch, workspace_head
-from selfcorrect_action.action.pull_check import base_records
+from selfcorrect_action.action.pull_check import base_records, check_output
 from selfcorrect_action.action.specs import replay_for, spec_paths
 from selfcorrect_action.action.task import Task
 from selfcorrect_action.action.writes.batch import Member, batch_plan
-from selfcorrect_action.action.writes.plan import PR_LINK_SLOT
+from selfcorrect_action.action.writes.plan import PR_LINK_SLOT, PlannedCheckRun, PlannedRun
 from selfcorrect_action.errors import SpecError, UsageError
 from selfcorrect_action.github.events import MARKER_PREFIX, RegenerateComment
 from selfcorrect_action.github.forge import PullRequest
@@ -46,9 +47,10 @@ def on_regenerate(trigger: RegenerateComment, env: ActionEnv) -> int:
     pull = _pull_request(trigger, env)
     if pull is None:
         return EXIT_OK
-    chosen = _chosen_specs(trigger, env, pull)
-    if chosen is None:
+    found = _chosen_specs(trigger, env, pull)
+    if found is None:
         return EXIT_OK
+    chosen, others = found
     if not chosen:
         env.door.comment(pull.number, REGENERATE_MARKER, _said(env, nothing=True),
                          plannable=False)
@@ -57,8 +59,23 @@ def on_regenerate(trigger: RegenerateComment, env: ActionEnv) -> int:
     tasks = [task for path in chosen if (task := _task(path, trigger, env, pull, len(chosen)))]
     if len(tasks) < len(chosen):
         return 2  # a spec that does not load: its problems are commented
+    if clash := shared_outputs(tasks):
+        _refuse(env, pull.number, clash, "Give each spec an output: of its own, or name one "
+                "of them: /selfcorrect regenerate <spec>.")
+        return 2
     return run_batch(tasks, env, label=f"regenerate on pull request #{pull.number}",
-                     number=pull.number)
+                     number=pull.number, others=others)
+
+
+def shared_outputs(tasks: Sequence[Task]) -> str | None:
+    """Why specs that write one script cannot be regenerated together (one commit holds
+    one version of a file), or None."""
+    outputs: dict[str, list[str]] = {}
+    for task in tasks:
+        outputs.setdefault(str(task.loaded.spec.output), []).append(task.label)
+    clashes = [f"{', '.join(labels)} all write {output}"
+               for output, labels in outputs.items() if len(labels) > 1]
+    return "; ".join(clashes) or None
 
 
 def _refuse(env: ActionEnv, number: int, reason: str, fix: str) -> None:
@@ -98,9 +115,10 @@ def _pull_request(trigger: RegenerateComment, env: ActionEnv) -> PullRequest | N
 
 
 def _chosen_specs(trigger: RegenerateComment, env: ActionEnv, pull: PullRequest
-                  ) -> list[str] | None:
-    """The specs to regenerate: the ones named, else those the pull request touches whose
-    check fails or is stale. None once a refusal is said."""
+                  ) -> tuple[list[str], list[SpecCheck]] | None:
+    """The specs to regenerate (the ones named, else those the pull request touches whose
+    check fails or is stale), and the check of the others it touches, whose check runs
+    the pushed commit carries too. None once a refusal is said."""
     root = env.context.workspace
     specs = spec_paths(root, env.inputs.tasks)
     if trigger.specs:
@@ -112,9 +130,12 @@ def _chosen_specs(trigger: RegenerateComment, env: ActionEnv, pull: PullRequest
                     f"repository (the tasks input: {env.inputs.tasks})", "Name specs by their "
                     "path: " + (", ".join(specs[:20]) or "this repository has none"))
             return None
-        return list(trigger.specs)
+        named = list(trigger.specs)
+        return named, [result for result in _check(env, pull, specs)
+                       if result.spec not in named]
     results = _check(env, pull, specs)
-    return [result.spec for result in results if result.status in REGENERATES]
+    return ([result.spec for result in results if result.status in REGENERATES],
+            [result for result in results if result.status not in REGENERATES])
 
 
 def _check(env: ActionEnv, pull: PullRequest, specs: Sequence[str]) -> list[SpecCheck]:
@@ -164,9 +185,12 @@ def _committed(loaded: LoadedSpec) -> str | None:
     return path.read_text(encoding="utf-8", errors="replace")
 
 
-def run_batch(tasks: Sequence[Task], env: ActionEnv, *, label: str, number: int) -> int:
+def run_batch(tasks: Sequence[Task], env: ActionEnv, *, label: str, number: int,
+              others: Sequence[SpecCheck] = ()) -> int:
     """Each task run to its end, then all published as one plan: one commit, one check run
-    per task, one comment."""
+    per task, one comment. `others`: the pull request's other specs, checked before the
+    runs; the commit carries their check runs too (a commit made with the workflow's token
+    starts no workflow, so nothing else would mark it)."""
     env.door.comment(number, REGENERATE_MARKER, _said(env, running=True,
                                                       specs=[task.label for task in tasks]),
                      plannable=False)
@@ -179,11 +203,24 @@ def run_batch(tasks: Sequence[Task], env: ActionEnv, *, label: str, number: int)
             comment_number=number, comment_marker=REGENERATE_MARKER,
             comment_body=_said(env, members=batch.members, slot=PR_LINK_SLOT,
                                failed=batch.failed),
-            secrets=env.secrets)
+            secrets=env.secrets, **carried(env, others, branch=tasks[0].branch,
+                                           number=number))
         publish_batch(plan, batch, env, step="regenerate")
     else:
         reporting.finish(env, batch.outcomes, failed_tasks=len(batch.failed))
     return batch.code
+
+
+def carried(env: ActionEnv, results: Sequence[SpecCheck], *, branch: str, number: int
+            ) -> dict[str, Any]:
+    """The other specs' checks as a batch carries them: each only re-verified, its check
+    run (the pull check's) on the commit the batch makes."""
+    outputs = [(result, output) for result in results
+               if (output := check_output(env, result)) is not None]
+    return {"checked": [PlannedRun(task=result.spec, run_id="", status=result.status.value)
+                        for result, _ in outputs],
+            "checked_runs": [PlannedCheckRun(branch=branch, output=output, pull_number=number)
+                             for _, output in outputs]}
 
 
 def _said(env: ActionEnv, *, nothing: bool = False, running: bool = False,

@@ -20,6 +20,14 @@ STATUS_LABELS = {
 }
 # Every check run the action writes is named so: `selfcorrect / <task>`.
 CHECK_NAME_PREFIX = "selfcorrect / "
+# GitHub takes a check run's name up to this long.
+MAX_CHECK_NAME_CHARS = 200
+
+
+def check_name(label: str) -> str:
+    """The check run of a task or spec (`selfcorrect / <label>`), cut to GitHub's limit: one
+    name for the run's check, the pull request's and a batch's, so each finds the other."""
+    return f"{CHECK_NAME_PREFIX}{label}"[:MAX_CHECK_NAME_CHARS]
 VALIDATE_CHECK = f"{CHECK_NAME_PREFIX}validate"
 RUN_TRAILER = "Selfcorrect-Run"
 ORIGIN_TRAILER = "Selfcorrect-Origin"

@@ -236,3 +236,24 @@ def test_a_matrix_of_update_jobs_publishes_one_commit_and_one_pull_request(
     checks = sorted((c.name, c.head_sha, c.conclusion) for c in github.check_runs(DEFAULT_REPO))
     assert checks == sorted([(f"selfcorrect / {SPEC_PATH}", head, "failure"),
                              (f"selfcorrect / {second}", head, "failure")])
+
+
+def test_after_its_pull_request_is_closed_the_update_starts_over_from_the_base(
+        act: Act, github: FakeGitHub, tmp_path: Path, images: tuple[str, str]) -> None:
+    """GitHub keeps a closed pull request's branch: the next update does not stack onto
+    what a person turned down, it builds the branch again from the base."""
+    old, new = images
+    _base(github, tmp_path, old)
+    first = act("schedule", _schedule(github), sandbox_image=new)
+    assert first.code == 0, first.stdout
+    (turned_down,) = github.pulls(DEFAULT_REPO)
+    github.close_pull(DEFAULT_REPO, turned_down.number)
+
+    again = act("schedule", _schedule(github), sandbox_image=new)
+
+    assert (again.code, again.outputs["status"]) == (0, "updated"), again.stdout
+    opened = [pull for pull in github.pulls(DEFAULT_REPO) if pull.state == "open"]
+    assert len(opened) == 1 and opened[0].number != turned_down.number
+    head = github.refs(DEFAULT_REPO)[f"refs/heads/{UPDATE_BRANCH}"]
+    assert github.git(DEFAULT_REPO, "rev-parse", f"{head}^").strip() == \
+        github.refs(DEFAULT_REPO)["refs/heads/main"]

@@ -14,11 +14,20 @@ from pathlib import Path
 
 import pytest
 
+from selfcorrect_action.verified.checker import check_specs
 from selfcorrect_action.verified.record import lock_path
 from tests.e2e.action.harness import MAINTAINER, OUTSIDER
 from tests.fakes.github_server import DEFAULT_REPO, IDENTITIES, FakeGitHub, Identity, fake_github  # noqa: F401
 from tests.fakes.replays import fenced, write_replay
-from tests.integration.test_pull_check import SCRIPT, SCRIPT_PATH, SPEC_PATH, _base, _event, _pull
+from tests.integration.test_pull_check import (
+    SCRIPT,
+    SCRIPT_PATH,
+    SPEC,
+    SPEC_PATH,
+    _base,
+    _event,
+    _pull,
+)
 from tests.unit.action.conftest import Act, act, github  # noqa: F401  # fixtures
 from tests.unit.github.conftest import make_forge, waits  # noqa: F401  # fixtures
 
@@ -136,3 +145,37 @@ def test_a_fork_gets_the_commands_to_run_locally(
     assert "comes from a fork" in comment.body
     assert f"selfcorrect run {SPEC_PATH} --model <provider/model> --apply" in comment.body
     assert not [c for c in github.check_runs(DEFAULT_REPO)]
+
+
+def test_the_pushed_commit_carries_the_other_touched_specs_checks(
+        act: Act, github: FakeGitHub, tmp_path: Path) -> None:
+    """The pull request touches a second spec that still passes: only the broken one is
+    regenerated, and the pushed commit (which starts no workflow) carries both checks."""
+    _base(github, tmp_path)
+    other = ".selfcorrect/tasks/other.yml"
+    other_spec = (SPEC.replace(SCRIPT_PATH, "scripts/other.py")
+                  .replace("data/sales.csv", "data/other.csv"))
+    script = SCRIPT.replace('"sales.csv"', '"other.csv"')
+    root = tmp_path / "other"
+    for path, text in {other: other_spec, "scripts/other.py": script,
+                       "data/other.csv": "region,amount\nwest,1\n"}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    (recorded,) = check_specs(root, [other], update_lock=True, environ={})
+    assert recorded.lock == "written", recorded
+    github.commit_files(DEFAULT_REPO, "main", {
+        other: other_spec, "scripts/other.py": script,
+        "data/other.csv": "region,amount\nwest,1\n",
+        lock_path(other): (root / lock_path(other)).read_text()},
+        message="a second script", author=MAINTAINER)
+    number = _pull(github, {"data/sales.csv": RENAMED, "data/other.csv":
+                            "region,amount\neast,5\n", "replays/totals.jsonl": _replay(tmp_path)})
+
+    run = act("issue_comment", _regenerate(github, number), ref="change", replay="replays")
+
+    assert run.code == 0, run.stdout
+    new_head = github.refs(DEFAULT_REPO)["refs/heads/change"]
+    marks = {c.name: c.conclusion for c in github.check_runs(DEFAULT_REPO)
+             if c.head_sha == new_head}
+    assert marks == {f"selfcorrect / {SPEC_PATH}": "success", f"selfcorrect / {other}": "success"}
+    assert github.read_file(DEFAULT_REPO, "change", "scripts/other.py") == script.encode()

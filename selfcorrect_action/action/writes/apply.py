@@ -28,8 +28,8 @@ from selfcorrect_action.github.forge import (
     PullRequest,
 )
 from selfcorrect_action.github.naming import (
-    CHECK_NAME_PREFIX,
     STATUS_LABELS,
+    check_name,
     seal_holds,
     sealed,
 )
@@ -83,7 +83,12 @@ def apply_plan(plan: WritePlan, forge: Forge, *,
     check = CheckResult()
     if plan.check_run is not None:
         check = guarded(lambda: _check_run(plan, plan.check_run, forge, commit_sha))
-    checks = {run.task: _batch_check(plan, run.task, forge, commit_sha) for run in plan.runs}
+    moved = plan.runs and plan.commit is not None and plan.commit.expected_head is not None \
+        and commit_sha is None
+    # A pull request's head that moved while a batch ran is not what it checked: no mark.
+    checks = {run.task: CheckResult(note="no check run: the pull request's head moved, and "
+                                    "nothing was pushed") if moved else
+              _batch_check(plan, run.task, forge, commit_sha) for run in plan.runs}
     comment_url = ""
     if plan.comment is not None:
         wanted_draft = plan.pull_request.draft if plan.pull_request else False
@@ -104,7 +109,7 @@ def apply_plan(plan: WritePlan, forge: Forge, *,
 
 def _batch_check(plan: WritePlan, task: str, forge: Forge, commit_sha: str | None
                  ) -> CheckResult:
-    name = f"{CHECK_NAME_PREFIX}{task}"
+    name = check_name(task)
     planned = next((check for check in plan.check_runs if check.output.name == name), None)
     if planned is None:
         return CheckResult(note=f"no check run was planned for {task}")
@@ -139,9 +144,12 @@ def _check_run(plan: WritePlan, planned: PlannedCheckRun | None, forge: Forge,
 
 
 def _audit_line(plan: WritePlan, planned: PlannedCheckRun, *, committed: bool) -> str:
+    # A batch's check run is one of its runs': its AUDIT.md is that run's.
+    run_id = plan.run_id or next((run.run_id for run in plan.runs
+                                  if check_name(run.task) == planned.output.name), "")
     return render("reports/check_run_audit.md.j2",
                   link=planned.audit_link if committed else "",
-                  path=f"{RUNS_DIR}/{plan.run_id}/AUDIT.md",
+                  path=f"{RUNS_DIR}/{run_id}/AUDIT.md",
                   run_url=planned.output.details_url).strip()
 
 
@@ -150,6 +158,8 @@ def _publish_branch(plan: WritePlan, base_sha: str, forge: Forge
     """The commit and the pull request: the commit's sha, why it was held back, the pull
     request, and why there is none although the commit was made."""
     assert plan.commit is not None
+    if plan.runs and plan.pull_request is not None:
+        _start_over(plan.commit.branch, forge)
     commit_sha, held_back, created = _commit(plan.commit, base_sha, forge)
     if commit_sha is None or plan.pull_request is None:
         return commit_sha, held_back, None, None
@@ -163,6 +173,19 @@ def _publish_branch(plan: WritePlan, base_sha: str, forge: Forge
                 None, None
         return commit_sha, None, None, f"{DRAFTS_REFUSED}; it is on the branch " \
             f"{plan.commit.branch}"
+
+
+def _start_over(branch: str, forge: Forge) -> None:
+    """The scheduled update's branch, when no pull request is open from it (the last one
+    was merged or closed, and GitHub kept its branch): built again from the base, so that
+    neither what was merged nor what a person turned down comes back. Only a branch whose
+    newest commit is ours is removed (a person's is held back by _commit), and only at the
+    commit read (a push meanwhile keeps it)."""
+    if forge.find_open_pull_request(branch) is not None:
+        return
+    head = forge.branch_head(branch)
+    if head is not None and made_by_us(head):
+        forge.delete_ref(f"refs/heads/{branch}", head.sha)
 
 
 def _commit(planned: PlannedCommit, base_sha: str, forge: Forge

@@ -23,8 +23,9 @@ from selfcorrect_action.action.writes.plan import (
     run_files,
     status_labels,
 )
+from selfcorrect_action.github import naming
 from selfcorrect_action.github.forge import MAX_CHECK_TEXT, CheckRunOutput, Conclusion, FileChange
-from selfcorrect_action.github.naming import CHECK_NAME_PREFIX, origin_marker
+from selfcorrect_action.github.naming import origin_marker
 from selfcorrect_action.loop.state import Attempt, RunState, Status
 from selfcorrect_action.markdown import no_closing_keywords
 from selfcorrect_action.redact import redact
@@ -46,7 +47,7 @@ def conclusion_for(status: Status) -> Conclusion:
 
 
 def check_name(task: Task) -> str:
-    return f"{CHECK_NAME_PREFIX}{task.label}"[:MAX_TITLE_CHARS]
+    return naming.check_name(task.label)
 
 
 def build_plan(task: Task, state: RunState, *, repository: str, base_branch: str,

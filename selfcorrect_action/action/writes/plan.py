@@ -23,6 +23,7 @@ from selfcorrect_action.github.naming import (
     LABEL_PASSED,
     LABEL_RUNNING,
     STATUS_LABELS,
+    check_name,
     is_ours,
 )
 from selfcorrect_action.repair.answer import MAX_FILES as MAX_REPAIR_FILES
@@ -39,6 +40,9 @@ PLAN_FORMAT: Literal["selfcorrect.write-plan"] = "selfcorrect.write-plan"
 # run for each (`/selfcorrect regenerate`, the scheduled update PR). Version 3 plans are
 # still read.
 PLAN_VERSION = 4
+# What a batch's run may have ended as for its check run to be green: a run that passed, or
+# a spec only re-verified that is verified or passes (selfcorrect check's statuses).
+GREEN_STATUSES = frozenset({"passed", "verified", "passes"})
 READABLE_VERSIONS = frozenset({1, 2, 3, 4})
 # Replaced by the pull request's link when the plan is applied (its URL is not known before).
 PR_LINK_SLOT = "<!-- selfcorrect:pr-link -->"
@@ -84,6 +88,10 @@ class PlannedCommit(_Record):
     @field_validator("files")
     @classmethod
     def _safe_paths(cls, files: list[FileChange]) -> list[FileChange]:
+        paths = [change.path for change in files]
+        if len(set(paths)) != len(paths):
+            twice = sorted({path for path in paths if paths.count(path) > 1})
+            raise ValueError(f"a commit writes each file once, not {twice}")
         for change in files:
             problem = path_problem(change.path)
             if problem:
@@ -274,7 +282,7 @@ class WritePlan(_Record):
         run_ids = [run.run_id for run in self.runs if run.run_id]
         if len(set(tasks)) != len(tasks) or len(set(run_ids)) != len(run_ids):
             raise ValueError("a batch lists each task and each run once")
-        status = {CHECK_NAME_PREFIX + run.task: run.status for run in self.runs}
+        status = {check_name(run.task): run.status for run in self.runs}
         names = [check.output.name for check in self.check_runs]
         if len(set(names)) != len(names):
             raise ValueError("a batch writes one check run per task")
@@ -283,7 +291,7 @@ class WritePlan(_Record):
             if ran is None:
                 raise ValueError(f"the check run {check.output.name!r} is for no run of the "
                                  "batch")
-            if check.output.conclusion == "success" and ran != "passed":
+            if check.output.conclusion == "success" and ran not in GREEN_STATUSES:
                 raise ValueError(f"a run that ended {ran!r} cannot have a green check run")
             if self.commit is not None and check.branch != self.commit.branch:
                 raise ValueError(f"the check run is for {check.branch}, the commit for "

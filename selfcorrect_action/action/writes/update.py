@@ -14,7 +14,7 @@ from selfcorrect_action.action.writes.plan import (
     PlannedRun,
     WritePlan,
 )
-from selfcorrect_action.github.naming import CHECK_NAME_PREFIX, UPDATE_BRANCH, origin_marker
+from selfcorrect_action.github.naming import UPDATE_BRANCH, check_name, origin_marker
 from selfcorrect_action.redact import redact
 from selfcorrect_action.report.run_json import RUNS_DIR
 from selfcorrect_action.templating import render
@@ -58,14 +58,13 @@ def merge_updates(plans: Sequence[WritePlan], *, run_url: str) -> list[WritePlan
     runs: list[PlannedRun] = []
     for plan in updates:
         runs += [run for run in plan.runs if run.task not in {kept.task for kept in runs}]
-    names = {CHECK_NAME_PREFIX + run.task for run in runs}
+    names = {check_name(run.task): run.task for run in runs}
     checks, files, seen = [], [], set()
     for plan in updates:
         assert plan.commit is not None
         owned = {run.task for run in plan.runs if run in runs}
         for check in plan.check_runs:
-            if check.output.name in names and check.output.name[len(CHECK_NAME_PREFIX):] \
-                    in owned and check.output.name not in seen:
+            if names.get(check.output.name) in owned and check.output.name not in seen:
                 seen.add(check.output.name)
                 checks.append(check)
         files += [change for change in plan.commit.files

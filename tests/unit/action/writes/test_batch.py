@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from selfcorrect_action.action.writes.apply import apply_plan
 from selfcorrect_action.action.writes.plan import (
+    AUDIT_SLOT,
     PR_LINK_SLOT,
     PlannedCheckRun,
     PlannedComment,
@@ -22,7 +23,7 @@ from selfcorrect_action.action.writes.plan import (
 )
 from selfcorrect_action.action.writes.targets import Targets
 from selfcorrect_action.github.forge import CheckRunOutput, FileChange
-from selfcorrect_action.github.naming import TREE_TRAILER
+from selfcorrect_action.github.naming import TREE_TRAILER, check_name
 from selfcorrect_action.github.pygithub_forge import PyGithubForge
 from tests.fakes.github_server import DEFAULT_REPO, FakeGitHub
 
@@ -34,7 +35,8 @@ MARKER = "<!-- selfcorrect:regenerate -->"
 def check(task: str, conclusion: str = "success", number: int = 7) -> PlannedCheckRun:
     return PlannedCheckRun(branch=BRANCH, pull_number=number, output=CheckRunOutput(
         name=f"selfcorrect / {task}", conclusion=conclusion,  # type: ignore[arg-type]
-        title=conclusion, summary="s", external_id=f"selfcorrect run {task}"))
+        title=conclusion, summary=f"s\n\n{AUDIT_SLOT}\n",
+        external_id=f"selfcorrect run {task}"))
 
 
 def batch(head: str = "a" * 40, number: int = 7, *, files: list[FileChange] | None = None,
@@ -109,6 +111,33 @@ def test_a_spec_only_re_verified_commits_nothing_and_is_never_green() -> None:
                                        message="m"))
 
 
+def test_a_commit_writes_each_file_once() -> None:
+    """Two specs with one output: the tree would keep one script, both checks green."""
+    twice = [FileChange(path="scripts/sales.py", content="a"),
+             FileChange(path="scripts/sales.py", content="b")]
+    with pytest.raises(ValidationError, match="a commit writes each file once"):
+        batch(files=twice)
+
+
+def test_a_spec_only_re_verified_that_passes_may_be_green() -> None:
+    """/selfcorrect regenerate's commit carries the check of the pull request's other
+    specs."""
+    runs = [PlannedRun(task=SALES, run_id="aa11", status="passed", script="scripts/sales.py"),
+            PlannedRun(task=CHART, run_id="", status="passes")]
+    assert batch(runs=runs, checks=[check(SALES), check(CHART)]).status == "failed"
+
+
+def test_a_spec_with_a_long_path_keeps_its_check_run() -> None:
+    """Check run names are cut to GitHub's 200 characters; the batch matches them cut."""
+    long = ".selfcorrect/tasks/" + "deep/" * 40 + "sales.yml"
+    output = CheckRunOutput(name=check_name(long), conclusion="failure", title="t",
+                            summary="s", external_id="x")
+    plan = batch(runs=[PlannedRun(task=long, run_id="cc33", status="failed")],
+                 files=[FileChange(path=".selfcorrect/runs/cc33/AUDIT.md", content="#")],
+                 checks=[PlannedCheckRun(branch=BRANCH, pull_number=7, output=output)])
+    assert len(plan.check_runs[0].output.name) == 200
+
+
 def test_publishing_holds_a_batch_to_its_events_branch() -> None:
     assert Targets(frozenset({7}), frozenset({BRANCH})).problem_with(batch()) is None
     other = Targets(frozenset({7}), frozenset({"main"}))
@@ -138,11 +167,13 @@ def test_one_commit_on_the_pull_requests_head_with_a_check_run_per_spec(
     assert checks == {f"selfcorrect / {SALES}": (applied.commit_sha, "success"),
                       f"selfcorrect / {CHART}": (applied.commit_sha, "failure")}
     assert set(applied.checks) == {SALES, CHART}
+    sales = next(c for c in fake_github.check_runs(DEFAULT_REPO) if c.name.endswith(SALES))
+    assert ".selfcorrect/runs/aa11/AUDIT.md" in (sales.summary or "")
     (comment,) = fake_github.comments(DEFAULT_REPO, number)
     assert PR_LINK_SLOT not in comment.body and "regenerated" in comment.body
 
 
-def test_a_head_that_moved_gets_nothing_pushed_and_no_green_check(
+def test_a_head_that_moved_gets_nothing_pushed_and_no_check(
         fake_github: FakeGitHub, forge: PyGithubForge) -> None:
     number, head = pull_request(fake_github)
     pushed = fake_github.commit_files(DEFAULT_REPO, BRANCH, {"scripts/sales.py": "x = 3\n"},
@@ -153,9 +184,9 @@ def test_a_head_that_moved_gets_nothing_pushed_and_no_green_check(
     assert applied.commit_sha is None and applied.held_back is not None
     assert fake_github.refs(DEFAULT_REPO)[f"refs/heads/{BRANCH}"] == pushed
     assert "comment /selfcorrect regenerate again" in applied.held_back
-    # The failed spec is marked on the head; the passed one's script is on no commit.
-    checks = {c.name: (c.head_sha, c.conclusion) for c in fake_github.check_runs(DEFAULT_REPO)}
-    assert checks == {f"selfcorrect / {CHART}": (pushed, "failure")}
-    assert "no commit holds its script" in applied.checks[SALES].note
+    # The head it finds is not what the runs checked: nothing is marked on it.
+    assert fake_github.check_runs(DEFAULT_REPO) == []
+    assert all("the pull request's head moved" in check.note
+               for check in applied.checks.values())
     (comment,) = fake_github.comments(DEFAULT_REPO, number)
     assert "**Not committed:** the pull request's head moved" in comment.body
