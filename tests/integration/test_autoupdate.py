@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tarfile
 import uuid
 from collections.abc import Iterator
@@ -19,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.naming import UPDATE_BRANCH
 from selfcorrect_action.sandbox.docker_engine import DockerEngine
 from selfcorrect_action.sandbox.image import BuildLog
@@ -257,3 +259,31 @@ def test_after_its_pull_request_is_closed_the_update_starts_over_from_the_base(
     head = github.refs(DEFAULT_REPO)[f"refs/heads/{UPDATE_BRANCH}"]
     assert github.git(DEFAULT_REPO, "rev-parse", f"{head}^").strip() == \
         github.refs(DEFAULT_REPO)["refs/heads/main"]
+
+
+def test_a_plan_that_commits_a_script_elsewhere_than_its_spec_says_is_refused(
+        act: Act, github: FakeGitHub, tmp_path: Path, images: tuple[str, str]) -> None:
+    """The publishing job reads each spec's output: at the base itself; a plan job that
+    moved the regenerated script (to conftest.py, which pytest would run) is refused."""
+    old, new = images
+    _base(github, tmp_path, old)
+    event = _schedule(github)
+    planned = act("schedule", event, token=act.identity.read_token, sandbox_image=new,
+                  update="regenerate", replay="replays", mode="plan")
+    assert planned.code == 0, planned.stdout
+    (saved,) = (planned.workspace / "selfcorrect-plan").glob("*.json")
+    plan = json.loads(saved.read_text())
+    (run,) = [run for run in plan["runs"] if run["script"]]
+    run["script"] = "conftest.py"
+    for change in plan["commit"]["files"]:
+        if change["path"] == SCRIPT_PATH:
+            change["path"] = "conftest.py"
+    forged = tmp_path / "forged"
+    forged.mkdir()
+    (forged / saved.name).write_text(json.dumps(plan))
+
+    with pytest.raises(UsageError, match=re.escape(
+            "it commits conftest.py for .selfcorrect/tasks/totals.yml, whose output at main "
+            "is scripts/totals.py")):
+        act("schedule", event, mode="publish", copy_plans_from=forged)
+    assert github.pulls(DEFAULT_REPO) == []

@@ -18,11 +18,12 @@ from selfcorrect_action.action.writes.plan import WritePlan
 from selfcorrect_action.action.writes.store import load_plans
 from selfcorrect_action.action.writes.targets import publish_targets
 from selfcorrect_action.action.writes.update import is_update, merge_updates
-from selfcorrect_action.errors import UsageError
+from selfcorrect_action.errors import SpecError, UsageError
 from selfcorrect_action.github.events import IssueLabeled, Trigger
 from selfcorrect_action.github.naming import APPROVAL_PREFIX, body_digest, with_approval
 from selfcorrect_action.github.permissions import may_trigger
 from selfcorrect_action.records import evolve
+from selfcorrect_action.spec import load_spec_text
 
 
 def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
@@ -49,7 +50,7 @@ def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
             raise UsageError(f"{path}: the plan was made for {plan.repository}, this job runs "
                              f"in {env.context.repository}",
                              hint="apply a plan in the repository whose run made it")
-        if problem := targets.problem_with(plan):
+        if problem := targets.problem_with(plan) or scripts_problem(plan, env):
             raise UsageError(f"{path}: {problem}", hint="apply only plans that `mode: plan` "
                              "made for this workflow run's own event")
         applied = env.door.publish(_approved(path, plan, trigger, env))
@@ -66,6 +67,28 @@ def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
             reporting.check_warning(env, plan.task, applied.check.problem)
     reporting.outputs(env, status="published", pr_url="\n".join(urls))
     return 0
+
+
+def scripts_problem(plan: WritePlan, env: ActionEnv) -> str | None:
+    """A batch commits each run's script at its spec's `output:` and nowhere else: the spec
+    is read at the commit the plan goes on top of (the pull request's head, or the base
+    branch's), not taken from the plan."""
+    if not plan.runs or plan.commit is None:
+        return None
+    ref = plan.commit.expected_head or plan.commit.base_branch
+    for run in plan.runs:
+        if run.script is None:
+            continue
+        text = env.forge.read_file(run.task, ref)
+        try:
+            output = str(load_spec_text(text, run.task, check_files=False).spec.output) \
+                if text is not None else None
+        except SpecError:
+            output = None
+        if output != run.script:
+            return (f"it commits {run.script} for {run.task}, whose output at {ref[:12]} is "
+                    f"{output or 'not a spec this version reads'}")
+    return None
 
 
 def _approved(path: Path, plan: WritePlan, trigger: Trigger, env: ActionEnv) -> WritePlan:

@@ -53,22 +53,28 @@ class Targets:
         return ", ".join(f"#{n}" for n in sorted(self.numbers)) or "no issue"
 
 
+def _own_branch(number: int, env: ActionEnv) -> frozenset[str]:
+    """The pull request's head branch, when it is its own: of this repository, and neither
+    the default branch nor a protected one (as the run job checked, again here)."""
+    pull = env.forge.pull_request(number)
+    if pull.head_repository.lower() != env.context.repository.lower():
+        return frozenset()
+    if (pull.head_branch == env.forge.default_branch()
+            or env.forge.branch_protected(pull.head_branch)):
+        return frozenset()
+    return frozenset({pull.head_branch})
+
+
 def publish_targets(trigger: Trigger, env: ActionEnv) -> Targets:
     if isinstance(trigger, IssueLabeled):
         return Targets(frozenset({trigger.number}), frozenset({issue_branch(trigger.number)}))
     if isinstance(trigger, FixComment | RegenerateComment):
-        pull = env.forge.pull_request(trigger.number)
-        same_repo = pull.head_repository.lower() == env.context.repository.lower()
-        return Targets(frozenset({trigger.number}),
-                       frozenset({pull.head_branch} if same_repo else set()))
+        return Targets(frozenset({trigger.number}), _own_branch(trigger.number, env))
     if isinstance(trigger, RetryComment):
         if not trigger.on_pull_request:
             return Targets(frozenset({trigger.number}),
                            frozenset({issue_branch(trigger.number)}))
-        pull = env.forge.pull_request(trigger.number)
-        same_repo = pull.head_repository.lower() == env.context.repository.lower()
-        return Targets(frozenset({trigger.number}),
-                       frozenset({pull.head_branch} if same_repo else set()))
+        return Targets(frozenset({trigger.number}), _own_branch(trigger.number, env))
     if isinstance(trigger, Scheduled) or (isinstance(trigger, Dispatch)
                                            and env.inputs.update is not None):
         return Targets(branches=frozenset({UPDATE_BRANCH}))  # the scheduled update's one
