@@ -22,6 +22,7 @@ from pathlib import Path
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.batch_run import BatchRun, publish_batch, run_members
 from selfcorrect_action.action.env import ActionEnv
+from selfcorrect_action.action.fix import workspace_head
 from selfcorrect_action.action.pull_check import check_output
 from selfcorrect_action.action.specs import replay_for, spec_paths
 from selfcorrect_action.action.task import Task
@@ -41,12 +42,17 @@ from selfcorrect_action.verified.results import CheckResult
 
 BROKE = frozenset({CheckStatus.FAILS, CheckStatus.STALE})
 FOR_A_PERSON = frozenset({CheckStatus.INVALID, CheckStatus.ORPHANED})
-EXIT_OK, EXIT_FAILED = 0, 1
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def on_update(trigger: Scheduled, env: ActionEnv) -> int:
     regenerate = env.inputs.update == "regenerate"
     root = env.context.workspace
+    base = env.inputs.base_branch or env.forge.default_branch()
+    if (problem := _not_on_base(env, base)) is not None:
+        reporting.annotate_error(env, problem, title="selfcorrect update")
+        reporting.outputs(env, status="refused")
+        return EXIT_USAGE
     specs = spec_paths(root, env.inputs.tasks)
     env.say("update", f"re-verifying {len(specs)} spec(s) and every record against today's "
             f"sandbox image ({'regenerating' if regenerate else 'listing'} what broke)")
@@ -75,7 +81,6 @@ def on_update(trigger: Scheduled, env: ActionEnv) -> int:
     batch = run_members(tasks, env, step="update") if tasks else BatchRun()
     listed = [result for result in [*broke, *person] if result.spec not in regenerated
               or result.spec in batch.failed]
-    base = env.inputs.base_branch or env.forge.default_branch()
     checked = [PlannedRun(task=result.spec, run_id="", status=result.status.value,
                           note=_broke(result)) for result in listed]
     plan = batch_plan(
@@ -100,6 +105,18 @@ def on_update(trigger: Scheduled, env: ActionEnv) -> int:
     # A regeneration that did not pass is in the pull request; an error of the sandbox or
     # the model API (3) or a bad input (2) is the job's.
     return batch.code if batch.code >= 2 else EXIT_OK
+
+
+def _not_on_base(env: ActionEnv, base: str) -> str | None:
+    """The update's commit goes on top of the base branch's head: it must be what the job
+    checked out, or its scripts and records would not match what they replace."""
+    head = workspace_head(env.context.workspace)
+    at = env.forge.branch_head(base)
+    if at is not None and head == at.sha:
+        return None
+    return (f"the update checked out {head[:7] if head else 'no commit'}, not the head of "
+            f"{base} ({at.sha[:7] if at else 'no such branch'}), which its pull request "
+            f"goes into: run it on {base} (a schedule does), or set base-branch")
 
 
 def _records(root: Path, specs: Sequence[str]) -> list[str]:

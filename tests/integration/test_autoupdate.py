@@ -287,3 +287,21 @@ def test_a_plan_that_commits_a_script_elsewhere_than_its_spec_says_is_refused(
             "is scripts/totals.py")):
         act("schedule", event, mode="publish", copy_plans_from=forged)
     assert github.pulls(DEFAULT_REPO) == []
+
+
+def test_an_update_dispatched_from_another_branch_is_refused(
+        act: Act, github: FakeGitHub, tmp_path: Path, images: tuple[str, str]) -> None:
+    """Its commit goes on top of the default branch: scripts and records checked out from
+    elsewhere would not match what they replace."""
+    old, new = images
+    _base(github, tmp_path, old)
+    github.add_branch(DEFAULT_REPO, "elsewhere")
+    github.commit_files(DEFAULT_REPO, "elsewhere", {"README.md": "x\n"}, message="x",
+                        author=MAINTAINER)
+
+    run = act("workflow_dispatch", github.event("workflow_dispatch", DEFAULT_REPO,
+                                                ref="refs/heads/elsewhere"),
+              ref="elsewhere", sandbox_image=new, update="check")
+
+    assert (run.code, run.outputs["status"]) == (2, "refused"), run.stdout
+    assert "not the head of main" in run.stdout and github.pulls(DEFAULT_REPO) == []

@@ -65,6 +65,9 @@ def publish_saved(env: ActionEnv, trigger: Trigger) -> int:
             env.say("publish", f"{plan.task}: {check_line(applied)}")
         if applied.check.problem:
             reporting.check_warning(env, plan.task, applied.check.problem)
+        for task, check in applied.checks.items():  # a batch's, one per run
+            if check.problem:
+                reporting.check_warning(env, task, check.problem)
     reporting.outputs(env, status="published", pr_url="\n".join(urls))
     return 0
 
