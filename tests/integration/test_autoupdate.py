@@ -10,10 +10,8 @@ request, its check green."""
 # ruff: noqa: F811  # the fixtures imported from the action's conftest
 from __future__ import annotations
 
-import io
 import json
 import re
-import tarfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,10 +21,10 @@ import pytest
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.github.naming import UPDATE_BRANCH
 from selfcorrect_action.sandbox.docker_engine import DockerEngine
-from selfcorrect_action.sandbox.image import BuildLog
 from selfcorrect_action.sandbox.models import SANDBOX_UID
 from selfcorrect_action.verified.checker import check_specs
 from selfcorrect_action.verified.record import lock_path
+from tests.docker_images import build_dockerfile
 from tests.e2e.action.harness import MAINTAINER
 from tests.fakes.github_server import (  # noqa: F401  # fake_github: the fixture
     DEFAULT_REPO,
@@ -85,19 +83,9 @@ def identity() -> Identity:
 
 def _build(engine: DockerEngine, base: str, version: str, function: str) -> tuple[str, str]:
     tag = f"selfcorrect-update-test:{version}-{uuid.uuid4().hex[:8]}"
-    context = io.BytesIO()
-    with tarfile.open(fileobj=context, mode="w") as tar:
-        data = LIBRARY.format(base=base, uid=SANDBOX_UID, version=version,
-                              function=function).encode()
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    context.seek(0)
-    log = BuildLog()
-    for chunk in engine.build_image(context, tag=tag, labels={}, nocache=False):
-        log.feed(chunk)
-    assert log.image_id and not log.error, list(log.tail)
-    return tag, log.image_id
+    dockerfile = LIBRARY.format(base=base, uid=SANDBOX_UID, version=version,
+                                function=function)
+    return tag, build_dockerfile(engine, dockerfile, tag)
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,6 @@ apart by its digest though it carries the same context hash (issue 36)."""
 
 from __future__ import annotations
 
-import io
-import tarfile
 import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -16,8 +14,9 @@ import pytest
 from selfcorrect_action.sandbox.docker_engine import DockerEngine
 from selfcorrect_action.sandbox.engine_api import StartedContainer
 from selfcorrect_action.sandbox.identity import image_identity, list_packages, listing_digest
-from selfcorrect_action.sandbox.image import HASH_LABEL, BuildLog
+from selfcorrect_action.sandbox.image import HASH_LABEL
 from selfcorrect_action.sandbox.models import SANDBOX_UID
+from tests.docker_images import build_dockerfile
 
 pytestmark = pytest.mark.docker
 
@@ -52,19 +51,10 @@ class CountingEngine:
 @pytest.fixture
 def fake_dist_image(docker_engine: DockerEngine, sandbox_image: str) -> Iterator[str]:
     tag = f"selfcorrect-identity-test:{uuid.uuid4().hex[:12]}"
-    context = io.BytesIO()
-    with tarfile.open(fileobj=context, mode="w") as tar:
-        data = FAKE_DIST.format(base=sandbox_image, uid=SANDBOX_UID).encode()
-        info = tarfile.TarInfo("Dockerfile")
-        info.size = len(data)
-        tar.addfile(info, io.BytesIO(data))
-    context.seek(0)
-    log = BuildLog()
-    for chunk in docker_engine.build_image(context, tag=tag, labels={}, nocache=False):
-        log.feed(chunk)
-    assert log.image_id and not log.error, list(log.tail)
+    image_id = build_dockerfile(docker_engine, FAKE_DIST.format(base=sandbox_image,
+                                                                uid=SANDBOX_UID), tag)
     yield tag
-    docker_engine.remove_image(log.image_id)
+    docker_engine.remove_image(image_id)
 
 
 def test_the_sandbox_image_is_listed_once_and_then_read_from_the_cache(
