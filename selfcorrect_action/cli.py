@@ -219,9 +219,23 @@ def _add_run(sub: Subparsers) -> None:
                    "them)")
     p.add_argument("--guidance", help="extra guidance for every generation, e.g. "
                    "\"use a log scale\" (what a /selfcorrect retry comment passes)")
-    p.add_argument("--resume", metavar="RUN_ID",
-                   help="--orchestrator langgraph: go on with the interrupted run RUN_ID from "
-                   "its last finished step (the same spec, and the same --replay if it had one)")
+    p.add_argument("--resume", metavar="RUN|DIR",
+                   help="go on with an interrupted run from its last finished step: its id "
+                   "(printed when it started; `selfcorrect history`) or its checkpoint folder. "
+                   "The model calls it had made are played back from its recording while the "
+                   "requests are the same; the attempt it continues from is executed again. "
+                   "The same spec, and the same --replay if it had one")
+    p.add_argument("--more-attempts", metavar="N", type=_count,
+                   help="with --resume: N attempts beyond the spec's budget, for a run that "
+                   "ended exhausted or stopped (it goes on from its best attempt)")
+    p.add_argument("--more-tokens", metavar="N", type=_count,
+                   help="with --resume: N tokens beyond the spec's budget")
+    p.add_argument("--more-usd", metavar="X", type=_amount,
+                   help="with --resume: X dollars beyond the spec's cost cap")
+    p.add_argument("--no-record-exchanges", action="store_true",
+                   help="keep no recording of the model exchanges with the run's checkpoint "
+                   "(a resumed run then pays again for the calls of the step it was in) "
+                   "(default: recorded, or SELFCORRECT_RECORD_EXCHANGES)")
     _add_settings(p)
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")
     p.set_defaults(handler=_run_run)
@@ -295,6 +309,28 @@ def _add_model_flags(p: argparse.ArgumentParser) -> None:
                    "SELFCORRECT_STRUCTURED_OUTPUT)")
 
 
+def _count(raw: str) -> int:
+    """A whole number of at least 1, for --more-attempts and --more-tokens."""
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {raw!r}")
+    return value
+
+
+def _amount(raw: str) -> float:
+    """A positive amount of dollars, for --more-usd."""
+    try:
+        value = float(raw)
+    except ValueError:
+        value = 0.0
+    if not 0 < value <= 100_000:  # NaN fails too
+        raise argparse.ArgumentTypeError(f"expected dollars above 0, got {raw!r}")
+    return value
+
+
 def _add_runtime(p: argparse.ArgumentParser) -> None:
     p.add_argument("--runtime", choices=list(RUNTIMES), default="runc",
                    help="container runtime for the sandbox: runc (default) or runsc (gVisor)")
@@ -310,11 +346,20 @@ def _resolved_settings(args: argparse.Namespace) -> Resolved:
         "history": args.history, "keep_history": "no" if args.no_history else None,
         "orchestrator": args.orchestrator, "checkpoints": args.checkpoints,
         "mlflow": args.mlflow, "mlflow_experiment": args.mlflow_experiment,
-        "mlflow_traces": "yes" if args.mlflow_traces else None})
+        "mlflow_traces": "yes" if args.mlflow_traces else None,
+        "record_exchanges": "no" if getattr(args, "no_record_exchanges", False) else None})
     for name, flag in (("replay", "--replay"), ("record", "--record"),
-                       ("guidance", "--guidance"), ("resume", "--resume")):
+                       ("guidance", "--guidance"), ("resume", "--resume"),
+                       ("more_attempts", "--more-attempts"), ("more_tokens", "--more-tokens"),
+                       ("more_usd", "--more-usd")):
         value = getattr(args, name, None)
         given[name] = settings.Given(value, flag) if value else None
+    more = [flag for name, flag in (("more_attempts", "--more-attempts"),
+                                    ("more_tokens", "--more-tokens"),
+                                    ("more_usd", "--more-usd")) if given.get(name)]
+    if more and not getattr(args, "resume", None):
+        raise UsageError(f"{more[0]} goes with --resume RUN: it gives an earlier run more",
+                         hint="add --resume RUN (the id of the run to go on with)")
     return settings.resolve(os.environ, given)
 
 

@@ -95,26 +95,74 @@ class Recorder:
         self._fit = fit
         self._next_index = 0
         self._lock = threading.Lock()
+        self._digest = LineDigest()
 
     def record(self, request: ChatRequest, response: ChatResponse) -> None:
         with self._lock:
-            exchange = RecordedExchange(index=self._next_index, request=request, response=response)
             lines = [] if self._next_index else [_header_line(
                 self.task_sha256, dict(self._fit()) if self._fit else {})]
-            # Defaults left out: a message without images, a request without a schema, read
-            # back the same, and recordings stay the size they were.
-            data = exchange.model_dump(mode="json", exclude={"response": {"replayed"}},
-                                       exclude_defaults=True)
-            lines.append(json.dumps(redact_data(data, secrets=self.secrets), ensure_ascii=False,
-                                    separators=(",", ":")))
-            self._append(lines, fresh=self._next_index == 0)
+            lines.append(exchange_line(self._next_index, request, response,
+                                       secrets=self.secrets))
+            append_lines(self.path, lines, fresh=self._next_index == 0)
+            self._digest.add(lines)
             self._next_index += 1
 
-    def _append(self, lines: list[str], *, fresh: bool) -> None:
-        with self.path.open("w" if fresh else "a", encoding="utf-8") as stream:
-            stream.write("".join(line + "\n" for line in lines))
-            stream.flush()
-            os.fsync(stream.fileno())
+    def mark(self) -> RecordingMark:
+        """How many exchanges are in the file now, and the digest of its lines so far."""
+        with self._lock:
+            return RecordingMark(exchanges=self._next_index, sha256=self._digest.hexdigest())
+
+
+class RecordingMark(BaseModel):
+    """A recording as far as a checkpoint saw it: its first `exchanges` exchange lines (and
+    its header) hash to `sha256`, so a recording cut short or edited since is found."""
+
+    model_config = ConfigDict(frozen=True)
+
+    exchanges: int = Field(ge=0)
+    sha256: str
+
+
+class LineDigest:
+    """sha256 over a recording's lines, each with its newline, as they are in the file."""
+
+    def __init__(self) -> None:
+        self._hash = hashlib.sha256()
+
+    def add(self, lines: Sequence[str]) -> None:
+        for line in lines:
+            self._hash.update(line.encode("utf-8") + b"\n")
+
+    def hexdigest(self) -> str:
+        return self._hash.hexdigest()
+
+
+def exchange_line(index: int, request: ChatRequest, response: ChatResponse, *,
+                  secrets: Sequence[str]) -> str:
+    """One exchange as a recording's line, redacted like a report."""
+    exchange = RecordedExchange(index=index, request=request, response=response)
+    # Defaults left out: a message without images, a request without a schema, read back
+    # the same, and recordings stay the size they were.
+    data = exchange.model_dump(mode="json", exclude={"response": {"replayed"}},
+                               exclude_defaults=True)
+    return json.dumps(redact_data(data, secrets=secrets), ensure_ascii=False,
+                      separators=(",", ":"))
+
+
+def request_as_recorded(request: ChatRequest, *, secrets: Sequence[str]) -> dict[str, object]:
+    """`request` as a recording holds it: redacted, defaults left out. A recorded request
+    read back and dumped the same way compares equal to it when the two are the same."""
+    data = request.model_dump(mode="json", exclude_defaults=True)
+    redacted: dict[str, object] = redact_data(data, secrets=secrets)
+    return redacted
+
+
+def append_lines(path: Path, lines: Sequence[str], *, fresh: bool) -> None:
+    """Write (fresh) or append `lines`, flushed and fsync'ed before returning."""
+    with path.open("w" if fresh else "a", encoding="utf-8") as stream:
+        stream.write("".join(line + "\n" for line in lines))
+        stream.flush()
+        os.fsync(stream.fileno())
 
 
 class RecordingLLM:

@@ -46,6 +46,10 @@ class Deps:
     # The state after the plan and after every attempt: the action's live comment is a view
     # of it. Like on_event, it observes and never decides.
     on_state: Callable[[RunState], None] = lambda state: None
+    # The state after every finished step (and the first, before any): the run's checkpoint
+    # is saved from it (runs/checkpoint.py), so a run killed in any step goes on from the
+    # one before (issue 37). Called before on_state. Observes, never decides.
+    on_step: Callable[[RunState], None] = lambda state: None
     # Every model call made in the run, appended the moment it returns: a step that an error
     # or Ctrl-C interrupts has not put its calls into the state yet, and what they cost
     # must not vanish from the reports ("cost $0.0000" after a paid, unpriced call).

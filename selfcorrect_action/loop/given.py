@@ -4,7 +4,8 @@ benchmark can start from given code through as well.
 
 A given attempt is an attempt like any other (it counts against the budget, its failure is
 classified and repaired, patch first), except that no model wrote it: the loop executes it
-where it would have generated one. Pure."""
+where it would have generated one. A resumed run's last attempt is executed again through
+the same seam (loop/resume.py). Pure."""
 
 from __future__ import annotations
 
@@ -30,11 +31,12 @@ def starting_from(state: RunState, code: str, *, model: str = GIVEN_MODEL) -> Ru
 
 
 def awaits_execution(state: RunState) -> bool:
-    """Whether the run's last attempt is given code not yet run: the next attempt step is
-    then its execution, not a new generation. A generated attempt carries the model calls
-    that wrote it, and any attempt that went through execute has a result or a verdict."""
+    """Whether the run's last attempt holds code not yet run: given code, or a resumed
+    run's attempt made ready to be executed again (loop/resume.py). The next attempt step
+    is then its execution (after its review, for a repair), not a new generation. Between
+    steps, any attempt that went through execute has a result or a verdict."""
     if not state.attempts:
         return False
     last = state.attempts[-1]
     return (last.execution is None and last.verdict is None and last.cycle_of is None
-            and not last.llm_calls and bool(last.code))
+            and bool(last.code or last.files))

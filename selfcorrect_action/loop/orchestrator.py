@@ -85,7 +85,10 @@ def run_loop(state: RunState, deps: Deps, *, drive: Step | None = None) -> RunSt
     state through the steps (this module's loop unless another orchestrator is given:
     orchestrators/langgraph.py); what happens around it is the same for every one."""
     before, ledger_start = state.usage.llm_calls, len(deps.ledger)
-    state = (drive or _run)(state, deps)
+    deps.on_step(state)
+    state = _retaken(state, deps)
+    if state.status is Status.RUNNING:
+        state = (drive or _run)(state, deps)
     state = _with_unrecorded_calls(state, deps.ledger[ledger_start:], before)
     state = evolve(state, {"finished_at": deps.now(), "next_step": None})
     # One line: the full reason and its hint are in the summary that follows (both used to
@@ -95,31 +98,60 @@ def run_loop(state: RunState, deps: Deps, *, drive: Step | None = None) -> RunSt
     return state
 
 
-def _run(state: RunState, deps: Deps) -> RunState:
+def _retaken(state: RunState, deps: Deps) -> RunState:
+    """A resumed repair's baseline, taken again before its attempts go on (loop/resume.py
+    clears it: a checkpoint carries answers, not verdicts); for every orchestrator."""
+    if state.plan is None or state.repair is None or state.repair.baseline is not None:
+        return state
     try:
         deps.check_cancelled()
-        steps = steps_for(state)
+        state = steps_for(state).prepare(state, deps)
+    except (SelfcorrectError, KeyboardInterrupt) as exc:
+        return stopped_by(state, exc)
+    deps.on_step(state)
+    return state
+
+
+def _run(state: RunState, deps: Deps) -> RunState:
+    steps = steps_for(state)
+
+    def step(function: Step, current: RunState) -> RunState:
+        after = function(current, deps)
+        if after is not current:
+            deps.on_step(after)
+        return after
+
+    try:
+        deps.check_cancelled()
         if state.plan is None:
-            state = steps.prepare(state, deps)
+            state = step(steps.prepare, state)
             if state.status is Status.RUNNING:
-                state = steps.plan(state, deps)
+                state = step(steps.plan, state)
             deps.on_state(state)
         while state.status is Status.RUNNING:
             # A given attempt not yet run is counted already: it is run, not refused.
             if len(state.attempts) >= attempt_cap(state) and not awaits_execution(state):
                 state = out_of_attempts(state)
+                deps.on_step(state)
                 break
             deps.check_cancelled()
             if not awaits_execution(state):  # given code (a regeneration's) is run as it is
-                state = steps.review(steps.generate(state, deps), deps)
-                if state.status is not Status.RUNNING:
-                    break
+                state = step(steps.generate, state)
+            # A repair's change is reviewed before it runs, a resumed one too (once).
+            state = step(steps.review, state)
+            if state.status is not Status.RUNNING:
+                break
             deps.check_cancelled()
-            state = reflect(steps.evaluate(steps.execute(state, deps), deps))
+            state = step(steps.execute, state)
+            state = step(reflect_step, step(steps.evaluate, state))
             deps.on_state(state)
     except (SelfcorrectError, KeyboardInterrupt) as exc:
         state = stopped_by(state, exc)
     return state
+
+
+def reflect_step(state: RunState, deps: Deps) -> RunState:
+    return reflect(state)
 
 
 def stopped_by(state: RunState, exc: SelfcorrectError | KeyboardInterrupt) -> RunState:

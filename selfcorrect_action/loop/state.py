@@ -50,7 +50,11 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 # spec's inputs and test files as the run read them (`input_digests`, `test_digests`), the
 # sandbox `image`'s identity, and the `final_check` of a script published into a repository
 # (its header in). Each optional: an older run reads as one that recorded none of them.
-SCHEMA_VERSION = 9
+# 10: resumed runs (issue 37): the run's `resumes`, one per `--resume` or `/selfcorrect
+# resume`, saying which attempts came from the earlier run, which one was executed again,
+# what was spent before, what was played back from its recording, and the budget added.
+# Older runs were never resumed this way (none).
+SCHEMA_VERSION = 10
 
 
 class Status(StrEnum):
@@ -239,6 +243,27 @@ class PlanRecord(_Record):
     files: list[str] = Field(default_factory=list)  # kind repair: the files to rewrite
 
 
+class Resume(_Record):
+    """One going-on of an interrupted or spent run from its checkpoint (issue 37): the
+    attempts up to `attempts_before` came from the earlier run; `reexecuted` is the one it
+    continued from, run again in the sandbox (a checkpoint carries answers, not verdicts).
+    What the earlier run had spent is `earlier`; the calls it had made but not yet put in a
+    step, played back from its recording, are counted as they are replayed (their
+    `replayed` is true), and everything else after is new."""
+
+    resumed_at: str
+    previous_status: Status  # how the earlier run was when it stopped (running: killed)
+    previous_reason: str = ""
+    attempts_before: int = 0
+    reexecuted: int | None = None  # the attempt executed again (None: none had run yet)
+    baseline_retaken: bool = False  # kind repair: the baseline was taken again
+    earlier: Usage = Field(default_factory=Usage)
+    recorded_calls: int = 0  # exchanges the earlier run's recording held past its state
+    more_attempts: int = Field(default=0, ge=0)
+    more_tokens: int = Field(default=0, ge=0)
+    more_usd: float = Field(default=0.0, ge=0)
+
+
 class RunState(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -297,14 +322,39 @@ class RunState(BaseModel):
     test_digests: list[FileSha256] = Field(default_factory=list)
     image: ImageIdentity | None = None
     final_check: FinalCheck | None = None
+    # Every time the run went on from its checkpoint (issue 37), oldest first.
+    resumes: list[Resume] = Field(default_factory=list)
 
     @property
     def budget(self) -> Budget:
-        return self.spec.budget
+        """The spec's budget with what each resume added: more attempts may go to either
+        strategy (the total is bounded by max_attempts)."""
+        budget = self.spec.budget
+        attempts = sum(resume.more_attempts for resume in self.resumes)
+        tokens = sum(resume.more_tokens for resume in self.resumes)
+        usd = sum(resume.more_usd for resume in self.resumes)
+        if not (attempts or tokens or usd):
+            return budget
+        return budget.model_copy(update={
+            "patch_attempts": budget.patch_attempts + attempts,
+            "rethink_attempts": budget.rethink_attempts + attempts,
+            "tokens": budget.tokens + tokens,
+            "cost_usd": None if budget.cost_usd is None else budget.cost_usd + usd})
 
     @property
     def max_attempts(self) -> int:
-        return 1 + self.budget.patch_attempts + self.budget.rethink_attempts
+        spec = self.spec.budget
+        return (1 + spec.patch_attempts + spec.rethink_attempts
+                + sum(resume.more_attempts for resume in self.resumes))
+
+    @property
+    def fresh_from(self) -> int:
+        """The index of the attempt the latest resume continued from (0: never resumed):
+        the window in which no progress counts as a stall starts there again."""
+        if not self.resumes:
+            return 0
+        latest = self.resumes[-1]
+        return latest.reexecuted or latest.attempts_before
 
     @property
     def last(self) -> Attempt | None:

@@ -26,13 +26,14 @@ from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.state import RunState, Status
 
 # A run that ended with one of these can go on from its last finished step (a cancel, a
-# signal or an error stopped it from outside: its checkpoints stay); any other end removes
-# them.
-RESUMABLE = frozenset({Status.RUNNING, Status.CANCELLED, Status.ERROR})
+# signal or an error stopped it from outside; a spent budget or a stall can be given more:
+# issue 37): its checkpoints stay. A run that passed removes them.
+RESUMABLE = frozenset({Status.RUNNING, Status.CANCELLED, Status.ERROR, Status.EXHAUSTED,
+                       Status.STOPPED})
 FINDING_RUN_IDS = ("the run id is in the `checkpoints:` line the run printed when it "
                    "started, and in `selfcorrect history`")
 
-__all__ = ["RESUMABLE", "SqliteSaver", "open_checkpoints", "resumable", "serializer", "thread"]
+__all__ = ["RESUMABLE", "SqliteSaver", "open_checkpoints", "saved_state", "serializer", "thread"]
 
 
 def thread(run_id: str) -> dict[str, Any]:
@@ -84,26 +85,17 @@ def open_checkpoints(path: Path | None) -> Iterator[SqliteSaver | None]:
         yield saver
 
 
-def resumable(path: Path, run_id: str, fresh: RunState) -> RunState:
-    """The state run `run_id` had after its last finished step, checked against `fresh`,
-    the first state of the run asked for now: the same task, replayed or not alike."""
+def saved_state(path: Path, run_id: str) -> RunState | None:
+    """The state run `run_id` had after its last finished step in the SQLite file `path`;
+    None when the file holds no checkpoint of it. What may be resumed from it is
+    loop/resume.py's to say, as for any checkpoint."""
     if not path.is_file():
-        raise UsageError(f"--resume {run_id}: there is no checkpoint file {path}",
-                         hint="pass --checkpoints FILE as the interrupted run had it")
+        return None
     with open_checkpoints(path) as saver:
         assert saver is not None
         saved = saver.get_tuple(thread(run_id))  # type: ignore[arg-type]
     if saved is None:
-        raise UsageError(f"--resume {run_id}: {path} has no checkpoints of that run",
-                         hint=FINDING_RUN_IDS + "; a run that ended has none left")
+        return None
     values = saved.checkpoint["channel_values"]
-    state = RunState.model_validate({name: value for name, value in values.items()
-                                     if name in RunState.model_fields})
-    if state.spec != fresh.spec:
-        raise UsageError(f"--resume {run_id}: that run was for another task (or the spec "
-                         "changed since)", hint="resume it with the spec it was started with")
-    if state.replayed != fresh.replayed:
-        said = "replayed" if state.replayed else "called a model"
-        raise UsageError(f"--resume {run_id}: that run {said}; resume it the same way",
-                         hint="pass the same --replay FILE (or none) as the run had")
-    return state
+    return RunState.model_validate({name: value for name, value in values.items()
+                                    if name in RunState.model_fields})

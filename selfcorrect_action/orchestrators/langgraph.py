@@ -53,6 +53,7 @@ from selfcorrect_action.orchestrators.shape import (
     destinations,
     first,
     following,
+    given_start,
     shape_for,
     steps_left,
 )
@@ -70,7 +71,7 @@ def build_graph(shape: Shape, deps: Deps, *, decide: Decide = reflect) -> StateG
         node = decide if name == "reflect" else bound(shape.steps[name], deps)
         graph.add_node(name, cast(Any, node))  # its _Node protocol names the parameter
     graph.add_conditional_edges(START, partial(first, shape),
-                                [shape.before[0], shape.attempt[0], "execute", END])
+                                [shape.before[0], shape.attempt[0], given_start(shape), END])
     for name in shape.nodes:
         if name in shape.conditional:
             graph.add_conditional_edges(name, partial(after, shape, name),
@@ -110,6 +111,7 @@ class _Progress:
         self.state = RunState.model_validate(chunk)
         if self.node is None:  # the state the graph started from
             return
+        self.deps.on_step(self.state)
         upcoming = after(self.shape, self.node, self.state)
         if self.node == "reflect" or (self.node in self.shape.before
                                       and upcoming not in self.shape.before):
@@ -120,16 +122,16 @@ class _Progress:
     def out_of_attempts(self) -> None:
         if self.state.status is Status.RUNNING:
             self.state = out_of_attempts(self.state)
+            self.deps.on_step(self.state)
 
 
 @dataclass(frozen=True)
 class GraphOrchestrator:
     """A `drive` for loop.orchestrator.run_loop. With `checkpoints` (a SQLite file) every
-    finished step is saved under the run's id; `resume` continues the run from its last
-    one (the state passed in is the one checkpoints.resumable read from there)."""
+    finished step is saved under the run's id as well. A resumed run starts from the state
+    it is given, as the plain loop does (loop/resume.py decides it for both)."""
 
     checkpoints: Path | None = None
-    resume: bool = False
     decide: Decide = field(default=reflect)
 
     def __call__(self, state: RunState, deps: Deps) -> RunState:
@@ -140,8 +142,8 @@ class GraphOrchestrator:
             config: RunnableConfig = thread(state.run_id)  # type: ignore[assignment]
             try:
                 deps.check_cancelled()
-                start = _next(graph, config) if self.resume else first(shape, state)
-                self._run(graph, config, None if self.resume else state, progress, steps_left(
+                start = first(shape, state)
+                self._run(graph, config, state, progress, steps_left(
                     shape, start, attempts=len(state.attempts), cap=attempt_cap(state),
                     given=awaits_execution(state)))
             except (SelfcorrectError, KeyboardInterrupt) as exc:
@@ -152,8 +154,8 @@ class GraphOrchestrator:
 
     @staticmethod
     def _run(graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig,
-             start: RunState | None, progress: _Progress, limit: int) -> None:
-        """Stream the graph from `start` (None: from its last checkpoint) for at most
+             start: RunState, progress: _Progress, limit: int) -> None:
+        """Stream the graph from `start` for at most
         `limit` steps, the budget's. LangGraph's bound is exact but for one thing: a run
         that takes all `limit` steps is out of steps even when its last step ended it,
         so whether the budget ran out is the last state's status."""
@@ -170,8 +172,3 @@ class GraphOrchestrator:
         except GraphRecursionError:
             progress.out_of_attempts()
 
-
-def _next(graph: CompiledStateGraph[Any, Any, Any, Any], config: RunnableConfig
-          ) -> str:
-    upcoming = graph.get_state(config).next
-    return upcoming[0] if upcoming else END

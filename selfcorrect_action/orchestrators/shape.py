@@ -78,14 +78,20 @@ def after(shape: Shape, node: str, state: RunState) -> str:
 def destinations(shape: Shape, node: str) -> list[str]:
     """Every node `after` can lead to from `node`: the graph's path map."""
     then = following(shape, node)
-    starts = [then, "execute"] if then == shape.attempt[0] else [then]
+    starts = [then, given_start(shape)] if then == shape.attempt[0] else [then]
     return [*starts, END]
 
 
+def given_start(shape: Shape) -> str:
+    """Where an attempt whose code is already there starts: the step after generate (a
+    repair's review, else execute)."""
+    return shape.attempt[1]
+
+
 def _attempt_start(shape: Shape, state: RunState) -> str:
-    """An attempt starts with its generation, or with its execution when the code was
-    given (loop/given.py), as in the plain loop."""
-    return "execute" if awaits_execution(state) else shape.attempt[0]
+    """An attempt starts with its generation, or after it when the code was given
+    (loop/given.py) or is a resumed run's to execute again, as in the plain loop."""
+    return given_start(shape) if awaits_execution(state) else shape.attempt[0]
 
 
 def steps_left(shape: Shape, next_node: str, *, attempts: int, cap: int,
@@ -99,7 +105,7 @@ def steps_left(shape: Shape, next_node: str, *, attempts: int, cap: int,
     if next_node in shape.before:
         # A given first attempt (loop/given.py) is executed, never generated: the steps
         # before its execution are not taken, and the bound stays exact.
-        skipped = shape.attempt.index("execute") if given and cap > 0 else 0
+        skipped = shape.attempt.index(given_start(shape)) if given and cap > 0 else 0
         return len(shape.before) - shape.before.index(next_node) + cap * per_attempt - skipped
     index = shape.attempt.index(next_node)
     this_attempt = per_attempt - index if index > 0 else 0

@@ -30,8 +30,9 @@ from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.records import evolve
 from selfcorrect_action.repair.repository import Snapshot
 from selfcorrect_action.report.writer import ReportPaths, Reports, render_reports, write_rendered
+from selfcorrect_action.runs import resume
 from selfcorrect_action.runs.cancel import CancelToken
-from selfcorrect_action.runs.orchestration import check_orchestrator, resumed
+from selfcorrect_action.runs.orchestration import check_orchestrator
 from selfcorrect_action.runs.outcome import exit_code
 from selfcorrect_action.runs.prepare import (
     check_models,
@@ -46,6 +47,7 @@ from selfcorrect_action.runs.published import (
     verify_published,
 )
 from selfcorrect_action.runs.repair_prepare import repair_inputs
+from selfcorrect_action.runs.resume import Keeping
 from selfcorrect_action.runs.session import (
     RunEvents,
     RunSession,
@@ -77,6 +79,9 @@ class PreparedRun:
     # kind repair: the repository as read once, and the requirements' text (derived image)
     repository: Snapshot | None = None
     requirements: str | None = None
+    # Where the run keeps its checkpoint and recording (None: nowhere, it cannot be
+    # resumed), and a resumed run's earlier recording (runs/resume.py).
+    keeping: Keeping | None = None
 
     @property
     def models(self) -> ModelTiers:
@@ -99,16 +104,18 @@ def prepare(loaded: LoadedSpec, settings: RunSettings, *, environ: Mapping[str, 
     if settings.replay is not None:
         check_replay_fits(settings.replay, loaded.spec.prompt, secrets=secrets)
     repair = repair_inputs(loaded) if loaded.spec.kind == "repair" else None
-    state = resumed(initial_state(loaded, models, settings,
-                                  repair=repair.record if repair else None), settings)
+    fresh = initial_state(loaded, models, settings, repair=repair.record if repair else None)
     if replay_shown is not None:
-        state = evolve(state, {"replay_file": replay_shown})
+        fresh = evolve(fresh, {"replay_file": replay_shown})
+    # With --resume, the earlier run's state and recording, checked against the spec now.
+    started = resume.start(fresh, settings, secrets=secrets)
     if repair is not None:
-        return PreparedRun(state=state, settings=settings, limits=repair.limits,
+        return PreparedRun(state=started.state, settings=settings, limits=repair.limits,
                            loaded=loaded, repository=repair.repository,
-                           requirements=repair.requirements)
-    return PreparedRun(state=state, settings=settings, limits=spec_limits(loaded),
-                       inputs=tuple(spec_inputs(loaded)), loaded=loaded)
+                           requirements=repair.requirements, keeping=started.keeping)
+    return PreparedRun(state=started.state, settings=settings, limits=spec_limits(loaded),
+                       inputs=tuple(spec_inputs(loaded)), loaded=loaded,
+                       keeping=started.keeping)
 
 
 @dataclass(frozen=True)
@@ -190,7 +197,8 @@ def run(prepared: PreparedRun, *, environ: Mapping[str, str], secrets: Sequence[
                        traced=lambda llm: tracked.traced(llm, prepared.state.run_id),
                        repository=prepared.repository,
                        requirements=prepared.requirements,
-                       preload_guess=first_preload(prepared.state.spec)) as session:
+                       preload_guess=first_preload(prepared.state.spec),
+                       keeping=prepared.keeping) as session:
         state = session.run(prepared.state)
         state, verified = _after_loop(state, prepared, session, record, cancel)
         with cancel.shielded():  # a signal now stops the run after its reports, not in them

@@ -16,6 +16,7 @@ from types import TracebackType
 from selfcorrect_action.errors import SelfcorrectError
 from selfcorrect_action.llm.base import LLM
 from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.llm.recording import RecordingMark
 from selfcorrect_action.llm.retry import RetryPolicy
 from selfcorrect_action.llm.server_probe import ServerInfo
 from selfcorrect_action.loop.budget import LimitsFn, PriceFn, no_limits, unpriced_cost_cap
@@ -25,8 +26,10 @@ from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.records import evolve
 from selfcorrect_action.repair.repository import Snapshot
 from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.checkpoint import CheckpointWriter, prune
 from selfcorrect_action.runs.model_fit import fitted
 from selfcorrect_action.runs.orchestration import drive_for
+from selfcorrect_action.runs.resume import Keeping, resumed_line
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.runs.stoppable import StoppableExecutor, StoppableLLM
 from selfcorrect_action.sandbox import engine, preload
@@ -78,7 +81,8 @@ class RunSession:
                  traced: Callable[[LLM], LLM] | None = None,
                  repository: Snapshot | None = None, requirements: str | None = None,
                  fit_note: dict[str, str] | None = None,
-                 preload_guess: tuple[str, ...] | None = None) -> None:
+                 preload_guess: tuple[str, ...] | None = None,
+                 keeping: Keeping | None = None) -> None:
         self.models = models
         self.settings = settings
         self._limits = limits
@@ -107,6 +111,9 @@ class RunSession:
         self._replay_from = replay_from
         # What wraps the model client (each call an MLflow trace), on the calling thread.
         self._traced = traced or (lambda llm: llm)
+        # Where the run keeps its checkpoint and recording (runs/resume.py), once open.
+        self._keeping = keeping
+        self._checkpoint: CheckpointWriter | None = None
 
     def __enter__(self) -> RunSession:
         try:
@@ -147,7 +154,26 @@ class RunSession:
         for warning in unpriced_cost_cap(state.budget.cost_usd, self.models, deps.price,
                                          replaying=self.settings.replaying):
             deps.on_event("budget", warning)
-        return run_loop(state, deps, drive=drive_for(self.settings, state, deps.on_event))
+        self._say_kept(state)
+        state = run_loop(state, deps, drive=drive_for(self.settings, state, deps.on_event))
+        if self._checkpoint is not None:
+            self._checkpoint.end(state)
+        return state
+
+    def _say_kept(self, state: RunState) -> None:
+        """Said first: a run killed outright (SIGKILL, a lost machine) prints nothing after."""
+        say = self.events.on_event
+        if state.resumes:
+            say("resume", resumed_line(state))
+        if self._checkpoint is None:
+            if self._keeping is None and not self.settings.replaying:
+                say("resume", "this run keeps no checkpoint (no history folder): if it "
+                    "stops, it cannot be resumed; pass --history DIR to keep one")
+            return
+        recorded = "and every model exchange " if self._checkpoint.mark is not None else ""
+        say("resume", f"run {state.run_id}: each finished step {recorded}is kept in "
+            f"{self._checkpoint.folder}; if the run stops, `--resume {state.run_id}` goes "
+            "on from there")
 
     def image_identity(self, *, list_packages: bool) -> ImageIdentity | None:
         """The identity of the image the run's sandbox ran (issue 36); None when the
@@ -180,14 +206,23 @@ class RunSession:
         say = self.events.on_event
         # What the session opens gives way to a cancel from another thread (stoppable.py);
         # what was handed in is its caller's to stop.
+        mark = None
+        if self._keeping is not None:
+            self._checkpoint = self._keeping.writer(secrets=self._secrets, mark=None)
+            self._checkpoint.open()
         if llm is None:
             settings, self.server = detected(self.settings, self.models, say)
-            llm = StoppableLLM(self._traced(llm_client(
+            llm = llm_client(
                 self.models, settings, secrets=self._secrets,
                 on_wait=lambda message: say("llm", message), task_prompt=self._task_prompt,
-                fit=lambda: self._fit, replay_from=self._replay_from)), self.cancel)
+                fit=lambda: self._fit, replay_from=self._replay_from)
+            llm, mark = self._kept(llm)
+            llm = StoppableLLM(self._traced(llm), self.cancel)
         else:
+            llm, mark = self._kept(llm)
             llm = self._traced(llm)
+        if self._checkpoint is not None:
+            self._checkpoint.mark = mark
         image = ""
         if sandbox is None:
             # What the session connects it closes; an engine handed in stays open.
@@ -219,7 +254,24 @@ class RunSession:
         deps = loop_deps(llm, sandbox, Path(scratch), self.settings, inputs=self._inputs,
                          events=self.events, cancel=self.cancel, priced=self._priced)
         deps.repository, deps.image = self._repository, image
+        if self._checkpoint is not None:
+            deps.on_step = self._checkpoint.save
         return deps
+
+    def _kept(self, llm: LLM) -> tuple[LLM, Callable[[], RecordingMark] | None]:
+        """`llm` recording into the run's checkpoint folder, or going on with an earlier
+        run's recording; old checkpoints nobody resumed are removed first."""
+        if self._keeping is None:
+            return llm, None
+        history = self.settings.history_dir
+        if history is not None:
+            prune(history)
+        from selfcorrect_action.llm.recording import task_digest
+
+        return self._keeping.client(
+            llm, secrets=self._secrets,
+            task_sha256=task_digest(self._task_prompt) if self._task_prompt else None,
+            fit=lambda: self._fit)
 
 
 def known_identity(engine: Engine, image: str, *, environ: Mapping[str, str]

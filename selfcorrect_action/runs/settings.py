@@ -40,6 +40,7 @@ ENV_PROFILE = "SELFCORRECT_PROFILE"
 ENV_GENERATION = "SELFCORRECT_GENERATION"
 ENV_ORCHESTRATOR = "SELFCORRECT_ORCHESTRATOR"
 ENV_CHECKPOINTS = "SELFCORRECT_CHECKPOINTS"
+ENV_RECORD_EXCHANGES = "SELFCORRECT_RECORD_EXCHANGES"
 # MLflow's own variables: a team that tracks with MLflow has them set already.
 ENV_MLFLOW = "MLFLOW_TRACKING_URI"
 ENV_MLFLOW_EXPERIMENT = "MLFLOW_EXPERIMENT_NAME"
@@ -84,7 +85,18 @@ class RunSettings(BaseModel):
     # (None: in the history folder), and the run an interrupted one is resumed as.
     orchestrator: Orchestrator = "plain"
     checkpoints: Path | None = None
+    # Resumable runs (issue 37): a run id or a checkpoint folder to go on from, and the
+    # budget given beyond the spec's (for a run that ended spent); whether the model
+    # exchanges are recorded into the run's checkpoint folder, which is in the history
+    # folder unless a front end chose one (the action: a folder it keeps in a ref); the
+    # digest of the approved issue body a checkpoint is bound to (the action's).
     resume: str | None = None
+    more_attempts: int = Field(default=0, ge=0, le=40)
+    more_tokens: int = Field(default=0, ge=0, le=100_000_000)
+    more_usd: float = Field(default=0.0, ge=0, le=100_000, allow_inf_nan=False)
+    record_exchanges: bool = True
+    checkpoint_dir: Path | None = None
+    approval_sha256: str | None = None
     # MLflow tracking (issue 23): the tracking URI (None: none), the experiment (None: the
     # front end's: "selfcorrect", the benchmark's own), and every model call as a trace.
     mlflow: str | None = None
@@ -263,6 +275,9 @@ SETTINGS: tuple[Setting, ...] = (
             _one_of(ORCHESTRATORS, "langgraph"), "plain"),
     Setting("checkpoints", "--checkpoints", None, ENV_CHECKPOINTS, file_path,
             f"{CHECKPOINTS_FILE} in the history folder"),
+    Setting("record_exchanges", "--no-record-exchanges", "record-exchanges",
+            ENV_RECORD_EXCHANGES, _switch,
+            "True: every model exchange is kept with the run's checkpoint"),
     Setting("mlflow", "--mlflow", None, ENV_MLFLOW, tracking_uri,
             f"no tracking (--mlflow alone: {DEFAULT_MLFLOW_STORE} in the current folder)"),
     Setting("mlflow_experiment", "--mlflow-experiment", None, ENV_MLFLOW_EXPERIMENT,
@@ -292,7 +307,8 @@ def resolve(environ: Mapping[str, str], given: Mapping[str, Given | None]) -> Re
     """The one reading of a run's settings: what a front end was `given` (None = not
     given), then the environment variables of the table, then the defaults (the history's
     from the environment too: XDG_DATA_HOME or HOME). Settings that are not in the table
-    (replay, record, guidance, resume) come only from `given`."""
+    (replay, record, guidance, resume, more_*, checkpoint_dir, approval_sha256) come only
+    from `given`."""
     values: dict[str, object] = {}
     sources: dict[str, str] = {}
     for name, item in given.items():

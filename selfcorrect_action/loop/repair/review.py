@@ -42,7 +42,8 @@ class ReviewAnswer(BaseModel):
 def review_change(state: RunState, deps: Deps) -> RunState:
     attempt = state.last
     if (state.status is not Status.RUNNING or not state.spec.review or attempt is None
-            or attempt.verdict is not None or attempt.cycle_of is not None):
+            or attempt.verdict is not None or attempt.cycle_of is not None
+            or attempt.review is not None):  # reviewed before a resume: not asked twice
         return state
     deps.on_event("review", f"attempt {attempt.index}: asking the reviewer")
     llm = metered(state, deps)

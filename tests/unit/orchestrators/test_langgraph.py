@@ -19,7 +19,8 @@ from selfcorrect_action.loop.orchestrator import REPAIR_STEPS, SCRIPT_STEPS, Ste
 from selfcorrect_action.loop.reflect import reflect
 from selfcorrect_action.loop.state import NextStep, RunState, Status, Strategy
 from selfcorrect_action.orchestrators import shape
-from selfcorrect_action.orchestrators.checkpoints import resumable
+from selfcorrect_action.loop.resume import MoreBudget, resume_state
+from selfcorrect_action.orchestrators.checkpoints import saved_state
 from selfcorrect_action.orchestrators.langgraph import GraphOrchestrator, build_graph
 from selfcorrect_action.records import evolve
 from selfcorrect_action.runs.cancel import CancelToken
@@ -39,6 +40,14 @@ from tests.unit.loop.test_orchestrator import (
 
 # A run of two attempts: a crash, patched, then judged to pass.
 ANSWERS = [PLAN, ("generate", code("boom()")), ("repair", code("print('good')")), PASS]
+
+
+def resumable(path: Path, run_id: str, fresh: RunState) -> RunState:
+    """The state a resume goes on from, as loop/resume.py makes it from LangGraph's file."""
+    saved = saved_state(path, run_id)
+    if saved is None:
+        raise UsageError(f"no checkpoint of {run_id} in {path}")
+    return resume_state(saved, fresh, more=MoreBudget(), now="t1")
 
 
 def deps(llm: ScriptedLLM, tmp_path: Path, **more: object) -> Deps:
@@ -114,24 +123,24 @@ def test_an_interrupted_run_resumes_from_its_last_step_to_the_same_end(tmp_path:
 
     saved = resumable(checkpoints, "r", state())
     assert len(saved.attempts) == 1 and saved.status is Status.RUNNING
+    assert saved.resumes[0].reexecuted == 1 and saved.attempts[0].execution is None
     # Where a replay stands is in the state: one exchange per call made.
     left = ScriptedLLM(ANSWERS[saved.usage.llm_calls:])
     resumed = run_loop(saved, deps(left, tmp_path / "resumed"),
-                       drive=GraphOrchestrator(checkpoints, resume=True))
+                       drive=GraphOrchestrator(checkpoints))
     assert left.answers == []
-    assert comparable(resumed.model_dump(mode="json")) == comparable(
+    assert comparable(evolve(resumed, {"resumes": []}).model_dump(mode="json")) == comparable(
         whole.model_dump(mode="json"))
 
 
-def test_a_run_that_ended_leaves_no_checkpoints_and_cannot_be_resumed(tmp_path: Path
+def test_a_run_that_passed_leaves_no_checkpoints(tmp_path: Path
                                                                      ) -> None:
     checkpoints = tmp_path / "checkpoints.sqlite"
     run_loop(state(), deps(ScriptedLLM(list(ANSWERS)), tmp_path),
              drive=GraphOrchestrator(checkpoints))
     with sqlite3.connect(checkpoints) as db:
         assert db.execute("SELECT count(*) FROM checkpoints").fetchone() == (0,)
-    with pytest.raises(UsageError, match="has no checkpoints of that run"):
-        resumable(checkpoints, "r", state())
+    assert saved_state(checkpoints, "r") is None
 
 
 def test_an_interrupt_inside_a_step_keeps_the_steps_before_it(tmp_path: Path) -> None:
@@ -148,7 +157,7 @@ def test_an_interrupt_inside_a_step_keeps_the_steps_before_it(tmp_path: Path) ->
     saved = resumable(checkpoints, "r", state())
     assert "boom()" in saved.attempts[0].code and saved.attempts[0].execution is None
     resumed = run_loop(saved, deps(ScriptedLLM(ANSWERS[2:]), tmp_path),
-                       drive=GraphOrchestrator(checkpoints, resume=True))
+                       drive=GraphOrchestrator(checkpoints))
     assert resumed.status is Status.PASSED and len(resumed.attempts) == 2
 
 
@@ -163,8 +172,7 @@ def test_resuming_is_refused_for_another_task_or_an_unknown_file(tmp_path: Path)
         resumable(checkpoints, "r", other)
     with pytest.raises(UsageError, match="called a model; resume it the same way"):
         resumable(checkpoints, "r", evolve(state(), {"replayed": True}))
-    with pytest.raises(UsageError, match="no checkpoint file"):
-        resumable(tmp_path / "nowhere.sqlite", "r", state())
+    assert saved_state(tmp_path / "nowhere.sqlite", "r") is None
 
 
 def test_the_loop_is_a_node_of_a_larger_application(tmp_path: Path) -> None:

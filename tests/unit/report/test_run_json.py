@@ -131,7 +131,7 @@ def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "shown"), [(10, "10"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
+    ("version", "shown"), [(11, "11"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
 )
 def test_an_unknown_schema_version_is_refused_clearly(
     tmp_path: Path, version: object, shown: str
@@ -145,7 +145,7 @@ def test_an_unknown_schema_version_is_refused_clearly(
     assert isinstance(caught.value, UsageError)
     assert caught.value.message == (
         f"run.json has schema version {shown}; this selfcorrect reads versions 1, 2, 3, 4, "
-        f"5, 6, 7, 8, {SCHEMA_VERSION}"
+        f"5, 6, 7, 8, 9, {SCHEMA_VERSION}"
     )
     assert caught.value.hint is not None and "re-run the task" in caught.value.hint
 
@@ -160,7 +160,7 @@ def test_a_version_1_run_is_read_as_one_whose_tests_shared_the_candidates_proces
 
     state = load_run_json(json.dumps(data))
 
-    assert state.schema_version == SCHEMA_VERSION == 9
+    assert state.schema_version == SCHEMA_VERSION == 10
     assert state.spec.isolation == "in-process"
     fresh = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
     assert fresh["schema_version"] == SCHEMA_VERSION and fresh["spec"]["isolation"] == "process"
@@ -316,7 +316,7 @@ def test_a_version_9_run_records_its_inputs_image_version_and_final_check(
     """Issue 36: what a later `selfcorrect verify` compares, in run.json as written."""
     data = json.loads(run_json(_recorded_run(tmp_path), secrets=SECRETS))
 
-    assert data["schema_version"] == SCHEMA_VERSION == 9
+    assert data["schema_version"] == SCHEMA_VERSION == 10
     assert data["selfcorrect_version"] == "0.1.0"
     assert data["input_digests"] == [{"path": "data/sales.csv", "sha256": "a" * 64}]
     assert data["test_digests"] == [{"path": "tests/test_chart.py", "sha256": "b" * 64}]
@@ -325,6 +325,34 @@ def test_a_version_9_run_records_its_inputs_image_version_and_final_check(
                                    "skipped": ""}
     assert load_run_json(json.dumps(data)) == redacted_state(_recorded_run(tmp_path),
                                                              secrets=SECRETS)
+
+
+def test_a_version_9_run_reads_as_one_never_resumed(tmp_path: Path) -> None:
+    data = json.loads(run_json(_recorded_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = 9
+    del data["resumes"]
+    state = load_run_json(json.dumps(data))
+    assert state.schema_version == SCHEMA_VERSION and state.resumes == []
+    assert state.max_attempts == 1 + state.spec.budget.patch_attempts + \
+        state.spec.budget.rethink_attempts
+
+
+def test_a_resumed_run_records_what_came_from_the_earlier_one(tmp_path: Path) -> None:
+    """Issue 37: schema 10's `resumes`, and the budget each one added."""
+    from selfcorrect_action.loop.state import Resume, Status, Usage
+
+    note = Resume(resumed_at="2026-12-08T01:00:00Z", previous_status=Status.EXHAUSTED,
+                  attempts_before=2, reexecuted=2, earlier=Usage(tokens=900, llm_calls=3),
+                  recorded_calls=1, more_attempts=2, more_tokens=1000)
+    state = evolve(passing_run(tmp_path), {"resumes": [note]})
+    data = json.loads(run_json(state, secrets=SECRETS))
+    assert data["resumes"][0]["previous_status"] == "exhausted"
+    assert data["resumes"][0]["earlier"]["tokens"] == 900
+    read = load_run_json(json.dumps(data))
+    spec = read.spec.budget
+    assert read.max_attempts == 1 + spec.patch_attempts + spec.rethink_attempts + 2
+    assert read.budget.tokens == spec.tokens + 1000
+    assert read.budget.patch_attempts == spec.patch_attempts + 2
 
 
 def test_a_version_8_run_reads_as_one_that_recorded_none_of_them(tmp_path: Path) -> None:

@@ -69,27 +69,45 @@ def test_an_interrupted_langgraph_run_resumes_through_the_pipeline(tmp_path: Pat
     assert first.state.status is Status.CANCELLED and first.exit_code == 130
     assert first.state.orchestrator == "langgraph"
     (said,) = [message for step, message in events if step == "graph"]
-    assert f"run {run_id}:" in said and str(tmp_path / "checkpoints.sqlite") in said
-    assert f"`--resume {run_id}`" in said
+    assert str(tmp_path / "checkpoints.sqlite") in said
+    (kept,) = [message for step, message in events if step == "resume"]
+    assert f"run {run_id}:" in kept and f"`--resume {run_id}`" in kept
+    assert str(tmp_path / "resumable" / run_id) in kept
 
     again = prepared(tmp_path, resume=run_id)
     assert again.state.run_id == run_id and len(again.state.attempts) == 1
     assert again.state.usage.llm_calls == 1  # where the replay goes on
+    # Attempt 1 is executed again (its verdict is not taken from the checkpoint), then
+    # repaired: the engine prints goodbye, then hello.
     done: pipeline.RunOutcome[None] = pipeline.run(again, environ={}, secrets=[],
-                        connections=Connections(engine=says("hello\n")))
+                        connections=Connections(engine=says("goodbye\n", "hello\n")))
     assert done.state.status is Status.PASSED and done.exit_code == 0
     assert [a.strategy for a in done.state.attempts] == [Strategy.INITIAL, Strategy.PATCH]
+    (note,) = done.state.resumes
+    assert (note.attempts_before, note.reexecuted, note.previous_status) == (
+        1, 1, Status.CANCELLED)
 
 
-def test_resume_needs_the_langgraph_orchestrator(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="--resume goes on from LangGraph's checkpoints"):
-        prepared(tmp_path, resume="abc", orchestrator="plain")
+def test_a_langgraph_run_made_before_checkpoint_folders_resumes_from_its_sqlite_file(
+        tmp_path: Path) -> None:
+    token = CancelToken()
+    first: pipeline.RunOutcome[None] = pipeline.run(
+        prepared(tmp_path), environ={}, secrets=[], cancel=token,
+        events=RunEvents(on_state=lambda state: token.cancel() if state.attempts else None),
+        connections=Connections(engine=says("goodbye\n")))
+    import shutil
+
+    shutil.rmtree(tmp_path / "resumable")  # as a run of an older selfcorrect left it
+    again = prepared(tmp_path, resume=first.state.run_id)
+    assert len(again.state.attempts) == 1 and again.state.resumes[0].reexecuted == 1
 
 
-def test_resume_without_a_checkpoint_file_says_which_to_pass(tmp_path: Path) -> None:
-    with pytest.raises(UsageError, match="no history folder") as raised:
-        prepared(tmp_path, resume="abc", checkpoints=None)
-    assert raised.value.hint is not None and "--checkpoints FILE" in raised.value.hint
+def test_resume_of_an_unknown_run_says_where_it_looked(tmp_path: Path) -> None:
+    with pytest.raises(UsageError, match="no checkpoint of that run") as raised:
+        prepared(tmp_path, resume="abcdef", orchestrator="plain", history=tmp_path)
+    assert raised.value.hint is not None and "selfcorrect history" in raised.value.hint
+    with pytest.raises(UsageError, match="no checkpoint of that run in the history folder"):
+        prepared(tmp_path, resume="abcdef")
 
 
 def test_the_checkpoints_live_in_the_history_folder_unless_given(tmp_path: Path) -> None:
