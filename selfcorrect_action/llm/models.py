@@ -114,6 +114,9 @@ class ChatResponse(BaseModel):
     latency_ms: int = Field(ge=0)
     finish_reason: str | None = None
     replayed: bool = False
+    # Played back from the earlier run's recording when a run was resumed (issue 37): paid
+    # for by that run, not a model's answer now.
+    resumed: bool = False
 
     @property
     def total_tokens(self) -> int:

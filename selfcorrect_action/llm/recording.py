@@ -143,7 +143,7 @@ def exchange_line(index: int, request: ChatRequest, response: ChatResponse, *,
     exchange = RecordedExchange(index=index, request=request, response=response)
     # Defaults left out: a message without images, a request without a schema, read back
     # the same, and recordings stay the size they were.
-    data = exchange.model_dump(mode="json", exclude={"response": {"replayed"}},
+    data = exchange.model_dump(mode="json", exclude={"response": {"replayed", "resumed"}},
                                exclude_defaults=True)
     return json.dumps(redact_data(data, secrets=secrets), ensure_ascii=False,
                       separators=(",", ":"))

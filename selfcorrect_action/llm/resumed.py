@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from selfcorrect_action.errors import UsageError
@@ -45,12 +45,15 @@ class ResumedRecording:
                  secrets: Sequence[str] = ()) -> None:
         self.path = path
         self.secrets = list(secrets)
+        # The model this run asks for a request (set by the run): a recorded answer is
+        # played back only if the same model gave it.
+        self.model_for: Callable[[ChatRequest], str] | None = None
         self._header = header
         self._lines = list(lines)  # the exchange lines, as in the file
         self._tail: deque[RecordedExchange] = deque(exchanges[kept:])
         self._next_index = kept
         self._in_file = len(self._lines)  # exchange lines in the file now
-        self.replayed = 0  # tail answers used
+        self.played_back: list[ChatResponse] = []  # those answers, as recorded
         self.recorded_tail = len(self._tail)
         self._lock = threading.Lock()
 
@@ -61,14 +64,18 @@ class ResumedRecording:
             if not self._tail:
                 return None
             recorded = self._tail[0]
-            if recorded.request.model_dump(mode="json", exclude_defaults=True) != \
-                    request_as_recorded(request, secrets=self.secrets):
+            same_model = self.model_for is None or \
+                self.model_for(request) == recorded.response.model
+            if not same_model or recorded.request.model_dump(
+                    mode="json", exclude_defaults=True) != request_as_recorded(
+                        request, secrets=self.secrets):
                 self._tail.clear()
                 return None
             self._tail.popleft()
             self._next_index += 1
-            self.replayed += 1
-            return recorded.response.model_copy(update={"replayed": True})
+            answer = recorded.response
+            self.played_back.append(answer)
+            return answer.model_copy(update={"resumed": True})
 
     def record(self, request: ChatRequest, response: ChatResponse) -> None:
         """A live exchange: appended after the calls so far (the unplayed tail cut off)."""

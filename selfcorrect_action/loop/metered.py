@@ -61,6 +61,7 @@ class MeteredLLM:
             prompt_tokens=response.prompt_tokens, completion_tokens=response.completion_tokens,
             cost_usd=response.cost_usd, cost_known=response.cost_known,
             latency_ms=response.latency_ms, replayed=response.replayed,
+            resumed=response.resumed,
         )
         self.calls.append(call)
         self._ledger.append(call)

@@ -89,6 +89,7 @@ class LLMCall(_Record):
     cost_known: bool
     latency_ms: int
     replayed: bool
+    resumed: bool = False  # played back from the earlier run's recording (issue 37)
 
 
 MAX_REJECTED_CHARS = 4000
@@ -259,6 +260,8 @@ class Resume(_Record):
     baseline_retaken: bool = False  # kind repair: the baseline was taken again
     earlier: Usage = Field(default_factory=Usage)
     recorded_calls: int = 0  # exchanges the earlier run's recording held past its state
+    # Of those, what this run played back (their `resumed` is true), once it ended.
+    played_back: Usage = Field(default_factory=Usage)
     more_attempts: int = Field(default=0, ge=0)
     more_tokens: int = Field(default=0, ge=0)
     more_usd: float = Field(default=0.0, ge=0)

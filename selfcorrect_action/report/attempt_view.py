@@ -244,7 +244,7 @@ def call_row(call: LLMCall) -> CallRow:
         tokens=f"{text.number(call.prompt_tokens)} in, {text.number(call.completion_tokens)} out",
         cost=text.money(call.cost_usd, known=call.cost_known),
         latency=text.duration(call.latency_ms),
-        replayed="yes" if call.replayed else "no",
+        replayed="from the earlier run" if call.resumed else "yes" if call.replayed else "no",
     )
 
 

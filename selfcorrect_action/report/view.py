@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from selfcorrect_action.loop.budget import usd
 from selfcorrect_action.loop.state import Attempt, RunState, Status
@@ -25,6 +25,7 @@ from selfcorrect_action.report.contract_view import ContractView, contract_view
 from selfcorrect_action.report.layers import attempt_failure
 from selfcorrect_action.report.network_view import NetworkAdvice, network_advice
 from selfcorrect_action.report.repair_view import RepairView, repair_cautions, repair_view
+from selfcorrect_action.report.resume_view import ResumeView, resume_views
 from selfcorrect_action.taxonomy import Category
 
 CYCLE_BUCKET = "repeated code"
@@ -91,6 +92,7 @@ class RunView:
     repair: RepairView | None  # kind repair: the repository, its baseline, the change
     # The allow list an observed run needed, or the lines to add for refused hosts.
     network: NetworkAdvice | None = None
+    resumes: list[ResumeView] = field(default_factory=list)  # issue 37
 
 
 def title(state: RunState) -> str:
@@ -126,6 +128,7 @@ def run_view(state: RunState, *, in_full: Collection[int] | None = None) -> RunV
         finished_at=state.finished_at or "",
         repair=repair_view(state),
         network=network_advice(state),
+        resumes=resume_views(state),
     )
 
 

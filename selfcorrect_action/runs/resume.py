@@ -16,11 +16,13 @@ from pathlib import Path
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.llm.base import LLM
+from selfcorrect_action.llm.models import ChatResponse
 from selfcorrect_action.llm.recording import Recorder, RecordingLLM, RecordingMark
 from selfcorrect_action.llm.resumed import ResumedRecording, ResumingLLM, continued
 from selfcorrect_action.loop.deps import utc_now
 from selfcorrect_action.loop.resume import Ended, MoreBudget, resume_state
-from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.loop.state import RunState, Usage
+from selfcorrect_action.records import evolve
 from selfcorrect_action.runs.checkpoint import (
     CHECKPOINT_FILE,
     EXCHANGES_FILE,
@@ -183,6 +185,21 @@ def _check_approval(checkpoint: Checkpoint, settings: RunSettings) -> None:
            "an approved task text" if saved else "no approved task text")
         + " than this run's: the task it would go on with is not the one approved now",
         hint="start a fresh run (`/selfcorrect retry`), which runs the text approved now")
+
+
+def with_played_back(state: RunState, answers: Sequence[ChatResponse]) -> RunState:
+    """The latest resume with what its run played back of the earlier run's recording."""
+    if not state.resumes:
+        return state
+    usage = Usage()
+    for answer in answers:
+        usage = evolve(usage, {
+            "tokens": usage.tokens + answer.prompt_tokens + answer.completion_tokens,
+            "cost_usd": usage.cost_usd + answer.cost_usd,
+            "cost_known": usage.cost_known and answer.cost_known,
+            "llm_calls": usage.llm_calls + 1})
+    note = evolve(state.resumes[-1], {"played_back": usage})
+    return evolve(state, {"resumes": [*state.resumes[:-1], note]})
 
 
 def resumed_line(state: RunState) -> str:

@@ -29,7 +29,7 @@ from selfcorrect_action.runs.cancel import CancelToken
 from selfcorrect_action.runs.checkpoint import CheckpointWriter, prune
 from selfcorrect_action.runs.model_fit import fitted
 from selfcorrect_action.runs.orchestration import drive_for
-from selfcorrect_action.runs.resume import Keeping, resumed_line
+from selfcorrect_action.runs.resume import Keeping, resumed_line, with_played_back
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.runs.stoppable import StoppableExecutor, StoppableLLM
 from selfcorrect_action.sandbox import engine, preload
@@ -156,6 +156,8 @@ class RunSession:
             deps.on_event("budget", warning)
         self._say_kept(state)
         state = run_loop(state, deps, drive=drive_for(self.settings, state, deps.on_event))
+        if self._keeping is not None and self._keeping.resumed is not None:
+            state = with_played_back(state, self._keeping.resumed.played_back)
         if self._checkpoint is not None:
             self._checkpoint.end(state)
         return state
@@ -268,6 +270,9 @@ class RunSession:
             prune(history)
         from selfcorrect_action.llm.recording import task_digest
 
+        if self._keeping.resumed is not None:
+            self._keeping.resumed.model_for = \
+                lambda request: request.model or self.models.for_tier(request.tier or "strong")
         return self._keeping.client(
             llm, secrets=self._secrets,
             task_sha256=task_digest(self._task_prompt) if self._task_prompt else None,
