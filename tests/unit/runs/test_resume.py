@@ -388,7 +388,7 @@ def test_no_secret_reaches_a_checkpoint(tmp_path: Path) -> None:
 
 def test_recording_can_be_switched_off(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
-        first, folder = _cancelled_folder(tmp_path, server, record_exchanges=False)
+        _, folder = _cancelled_folder(tmp_path, server, record_exchanges=False)
     assert (folder / CHECKPOINT_FILE).is_file() and not (folder / EXCHANGES_FILE).exists()
     assert read_checkpoint(folder).header.recording is None
 
@@ -401,10 +401,10 @@ def test_a_run_without_a_history_folder_says_it_cannot_be_resumed(tmp_path: Path
         path.write_text(json.dumps(SPEC))
         settings = RunSettings(model="openai/m", api_base=server.api_base,
                                sandbox_image=IMAGE)
-        done = pipeline.run(pipeline.prepare(load_spec(path), settings, environ={},
-                                             secrets=[]),
-                            environ={}, secrets=[],
-                            events=RunEvents(on_event=lambda *e: said.append(e)),
-                            connections=Connections(engine=engine("goodbye\n", "hello\n")))
+        ready = pipeline.prepare(load_spec(path), settings, environ={}, secrets=[])
+        done: pipeline.RunOutcome[None] = pipeline.run(
+            ready, environ={}, secrets=[],
+            events=RunEvents(on_event=lambda *e: said.append(e)),
+            connections=Connections(engine=engine("goodbye\n", "hello\n")))
     assert done.state.status is Status.PASSED
     assert any("cannot be resumed" in message for step, message in said if step == "resume")
