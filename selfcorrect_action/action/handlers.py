@@ -5,7 +5,8 @@ the person who asked will see it, with how to fix it."""
 from __future__ import annotations
 
 import logging
-from pathlib import PurePosixPath
+import tempfile
+from pathlib import Path
 
 from selfcorrect_action.action import reporting
 from selfcorrect_action.action.autoupdate import on_update
@@ -13,6 +14,8 @@ from selfcorrect_action.action.env import ActionEnv
 from selfcorrect_action.action.fix import fix_task
 from selfcorrect_action.action.pull_check import FAILING, reverify_pull_request, reverify_push
 from selfcorrect_action.action.regenerate import on_regenerate
+from selfcorrect_action.action.resume import offer_resume, replaced_checkpoint, resume_task
+from selfcorrect_action.action.retry import allowed, issue_spec, retry_task
 from selfcorrect_action.action.specs import (
     matches,
     replay_for,
@@ -27,26 +30,21 @@ from selfcorrect_action.github.events import (
     FixComment,
     IssueLabeled,
     Pushed,
+    ResumeComment,
     RetryComment,
     Scheduled,
     SpecsChanged,
     Trigger,
 )
-from selfcorrect_action.github.issue_spec import spec_from_issue
 from selfcorrect_action.github.naming import (
-    APPROVAL_PREFIX,
     VALIDATE_MARKER,
-    approved_digest,
     body_digest,
-    is_ours,
     issue_branch,
-    origin_in,
     report_marker,
     task_branch,
 )
-from selfcorrect_action.github.permissions import may_trigger
 from selfcorrect_action.loop.state import Status
-from selfcorrect_action.spec import LoadedSpec, load_repo_spec
+from selfcorrect_action.spec import load_repo_spec
 
 log = logging.getLogger(__name__)
 EXIT_OK, EXIT_FAILED = 0, 1
@@ -58,6 +56,8 @@ def dispatch(trigger: Trigger, env: ActionEnv) -> int:
         return on_issue_labeled(trigger, env)
     if trigger.kind == "retry":
         return on_retry(trigger, env)
+    if trigger.kind == "resume":
+        return on_resume(trigger, env)
     if trigger.kind == "schedule":
         return on_update(trigger, env)
     if trigger.kind == "push":
@@ -72,7 +72,7 @@ def dispatch(trigger: Trigger, env: ActionEnv) -> int:
     if trigger.kind == "fix":
         return on_fix(trigger, env)
     if trigger.kind == "regenerate":
-        if not _allowed(trigger.actor, trigger.number, env, fix="Ask someone with write "
+        if not allowed(trigger.actor, trigger.number, env, fix="Ask someone with write "
                         "access to comment `/selfcorrect regenerate`."):
             return EXIT_OK
         return on_regenerate(trigger, env)
@@ -81,11 +81,11 @@ def dispatch(trigger: Trigger, env: ActionEnv) -> int:
 
 def on_issue_labeled(trigger: IssueLabeled, env: ActionEnv) -> int:
     label = env.inputs.trigger_label
-    if not _allowed(trigger.actor, trigger.number, env,
+    if not allowed(trigger.actor, trigger.number, env,
                     fix=f"Someone with write access can add the `{label}` label instead."):
         env.door.labels(trigger.number, remove=[label])
         return EXIT_OK
-    loaded = _issue_spec(trigger.number, trigger.body, env)
+    loaded = issue_spec(trigger.number, trigger.body, env)
     if loaded is None:
         return EXIT_FAILED
     task = Task(loaded, origin=f"issue {trigger.number}", label=f"issue #{trigger.number}",
@@ -96,20 +96,33 @@ def on_issue_labeled(trigger: IssueLabeled, env: ActionEnv) -> int:
                                   f"issue-{trigger.number}", count=1),
                 # The labeler, who has write access, approved this text of the issue.
                 approval=body_digest(trigger.body))
+    if offer_resume(task, env):  # an interrupted run of this text can go on instead
+        return EXIT_OK
     return _run_all([task], env)
 
 
 def on_retry(trigger: RetryComment, env: ActionEnv) -> int:
-    if not _allowed(trigger.actor, trigger.number, env,
-                    fix="Ask someone with write access to comment `/selfcorrect retry`."):
+    if not allowed(trigger.actor, trigger.number, env,
+                   fix="Ask someone with write access to comment `/selfcorrect retry`."):
         return EXIT_OK
-    task = (_retry_on_pull_request(trigger, env) if trigger.on_pull_request
-            else _retry_on_issue(trigger, env))
-    return EXIT_OK if task is None else _run_all([task], env)
+    task = retry_task(trigger, env)
+    if task is None:
+        return EXIT_OK
+    return _run_all([replaced_checkpoint(task, env)], env)
+
+
+def on_resume(trigger: ResumeComment, env: ActionEnv) -> int:
+    """`/selfcorrect resume`: the task's checkpoint, downloaded for the run's length only."""
+    if not allowed(trigger.actor, trigger.number, env,
+                   fix="Ask someone with write access to comment `/selfcorrect resume`."):
+        return EXIT_OK
+    with tempfile.TemporaryDirectory(prefix="selfcorrect-resume-") as scratch:
+        task = resume_task(trigger, env, Path(scratch))
+        return EXIT_OK if task is None else _run_all([task], env)
 
 
 def on_fix(trigger: FixComment, env: ActionEnv) -> int:
-    if not _allowed(trigger.actor, trigger.number, env,
+    if not allowed(trigger.actor, trigger.number, env,
                     fix="Ask someone with write access to comment `/selfcorrect fix`."):
         return EXIT_OK
     task = fix_task(trigger, env)
@@ -228,120 +241,6 @@ def _validate_check_run(env: ActionEnv, trigger: SpecsChanged, problems: list[st
             "; this pull request comes from a fork" if trigger.from_fork else ""))
     else:
         env.say("validate", result.note)
-
-
-def _retry_on_pull_request(trigger: RetryComment, env: ActionEnv) -> Task | None:
-    pull = env.forge.pull_request(trigger.number)
-    ours = is_ours(pull.head_branch) and pull.head_repository.lower() == (
-        env.context.repository.lower())
-    origin = origin_in(pull.body) if ours else None
-    if origin is None:
-        if ours:
-            why = "this pull request's description lost the hidden note of what it was made from"
-            fix = "Label the issue it came from again, or run its spec by workflow_dispatch."
-        elif pull.head_repository.lower() != env.context.repository.lower():
-            why = ("`/selfcorrect retry` works on pull requests selfcorrect opened, and this "
-                   f"one comes from a fork ({pull.head_repository})")
-            fix = "Comment it on a selfcorrect pull request, or on the issue it came from."
-        else:
-            why = ("`/selfcorrect retry` works on pull requests selfcorrect opened (this "
-                   f"one's branch is {pull.head_branch})")
-            fix = "Comment it on a selfcorrect pull request, or on the issue it came from."
-        reporting.refuse(env, trigger.number, "retry", why, fix)
-        return None
-    kind, _, value = origin.partition(" ")
-    approval = None
-    if kind == "issue" and value.isascii() and value.isdigit():  # not "²": int() refuses it
-        issue = env.forge.issue(int(value))
-        if not _still_approved(issue.number, issue.body, env, answer_on=trigger.number,
-                               also_on=trigger.number):
-            return None
-        loaded = _issue_spec(issue.number, issue.body, env, comment_on=trigger.number)
-        label, closes = f"issue #{issue.number}", issue.number
-        title, approval = issue.title or label, body_digest(issue.body)
-    elif kind == "spec" and _inside_repository(value):
-        loaded = _workspace_spec(value, trigger.number, env)
-        label, closes, title = value, None, value
-    else:
-        reporting.refuse(env, trigger.number, "retry", f"this pull request's origin "
-                         f"({origin!r}) is not a task selfcorrect can run again",
-                         "Label the issue again, or run the spec by workflow_dispatch.")
-        return None
-    if loaded is None:
-        return None
-    return Task(loaded, origin=origin, label=label, title=title, branch=pull.head_branch,
-                comment_on=trigger.number, closes=closes, guidance=trigger.guidance,
-                replay=replay_for(env.context.workspace, env.inputs.replay,
-                                  value if kind == "spec" else f"issue-{value}", count=1),
-                approval=approval)
-
-
-def _retry_on_issue(trigger: RetryComment, env: ActionEnv) -> Task | None:
-    issue = env.forge.issue(trigger.number)
-    if not _still_approved(issue.number, issue.body, env, answer_on=issue.number):
-        return None
-    loaded = _issue_spec(issue.number, issue.body, env)
-    if loaded is None:
-        return None
-    return Task(loaded, origin=f"issue {issue.number}", label=f"issue #{issue.number}",
-                title=issue.title or f"issue #{issue.number}", branch=issue_branch(issue.number),
-                comment_on=issue.number, closes=issue.number, guidance=trigger.guidance,
-                replay=replay_for(env.context.workspace, env.inputs.replay,
-                                  f"issue-{issue.number}", count=1),
-                approval=body_digest(issue.body))
-
-
-def _still_approved(issue: int, body: str, env: ActionEnv, *, answer_on: int,
-                    also_on: int | None = None) -> bool:
-    """A retry runs the issue's text only as it was when someone with write access added
-    the label: anyone can edit their own issue afterwards (to open the network, point
-    inputs at other files, or rewrite the task), and the retry's author did not review
-    that edit. The approved text's digest is in our comment of the labelled run."""
-    digests = [approved_digest(comment.body) for number in {issue, also_on or issue}
-               if (comment := env.forge.find_comment(number, APPROVAL_PREFIX)) is not None]
-    if body_digest(body) in digests:
-        return True
-    reporting.refuse(
-        env, answer_on, "approval",
-        f"the text of issue #{issue} changed after its `{env.inputs.trigger_label}` label "
-        "was added" if any(digests) else f"issue #{issue} has no run started by its label",
-        f"Someone with write access must read the issue as it is now and add the "
-        f"`{env.inputs.trigger_label}` label again (remove it first); then retry.")
-    return False
-
-
-def _inside_repository(path: str) -> bool:
-    pure = PurePosixPath(path)
-    return bool(path) and not pure.is_absolute() and ".." not in pure.parts
-
-
-def _allowed(actor: str, number: int, env: ActionEnv, *, fix: str) -> bool:
-    decision = may_trigger(env.forge.permission(actor))
-    env.say("permission", decision.reason)
-    if not decision.allowed:
-        reporting.refuse(env, number, "permission", decision.reason, fix)
-        reporting.outputs(env, status="refused")
-    return decision.allowed
-
-
-def _issue_spec(number: int, body: str, env: ActionEnv, *, comment_on: int | None = None
-                ) -> LoadedSpec | None:
-    try:
-        return spec_from_issue(number, body, root=env.context.workspace)
-    except SpecError as exc:
-        # The comment labels the issue failed (spec_problems), in a plan too.
-        reporting.spec_problems(env, comment_on or number, exc.problems)
-        reporting.outputs(env, status="invalid-spec")
-        return None
-
-
-def _workspace_spec(path: str, number: int, env: ActionEnv) -> LoadedSpec | None:
-    try:
-        return load_repo_spec(env.context.workspace, path)
-    except SpecError as exc:
-        reporting.spec_problems(env, number, exc.problems)
-        reporting.outputs(env, status="invalid-spec")
-        return None
 
 
 def _run_all(tasks: list[Task], env: ActionEnv) -> int:

@@ -49,6 +49,10 @@ class ActionInputs(BaseModel):
     structured_output: StructuredOutput | None = None
     profile: Profile | None = None
     generation: Generation | None = None
+    # Issue 37: whether the run's model exchanges are kept with its checkpoint (None: the
+    # SELFCORRECT_RECORD_EXCHANGES variable, else yes). Without them a resumed run pays
+    # every call again.
+    record_exchanges: bool | None = None
     plan_dir: str = DEFAULT_PLAN_DIR
     # The scheduled update (action/autoupdate.py): on a `schedule` event (default check), or a
     # workflow_dispatch that sets it.
@@ -62,7 +66,8 @@ class ActionInputs(BaseModel):
                 "llm_timeout_s": self.llm_timeout_s, "llm_retries": self.llm_retries,
                 "structured_output": self.structured_output, "runtime": self.sandbox_runtime,
                 "profile": self.profile, "generation": self.generation,
-                "sandbox_image": self.sandbox_image}
+                "sandbox_image": self.sandbox_image,
+                "record_exchanges": self.record_exchanges}
 
 
 def raw_input(environ: Mapping[str, str], name: str) -> str:
@@ -90,7 +95,8 @@ def read_inputs(environ: Mapping[str, str]) -> ActionInputs:
         **{name: setting(name) for name in ("model", "strong_model", "judge_model",
                                             "api_base", "llm_timeout_s", "llm_retries",
                                             "structured_output", "sandbox_image",
-                                            "profile", "generation")},
+                                            "profile", "generation",
+                                            "record_exchanges")},
         "sandbox_runtime": setting("runtime"),
         "tasks": get("tasks") or DEFAULT_TASKS,
         "trigger_label": get("trigger-label") or "selfcorrect",

@@ -5,10 +5,13 @@ planned, then applied (mode run) or saved for a later job (mode plan)."""
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+import tempfile
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from selfcorrect_action.action.checkpoints import CheckpointKeeper
 from selfcorrect_action.action.context import ActionContext
 from selfcorrect_action.action.inputs import ActionInputs
 from selfcorrect_action.action.task import Task
@@ -43,6 +46,7 @@ from selfcorrect_action.runs.settings import (
     SETTING,
     Given,
     Resolved,
+    RunSettings,
     described,
     resolve,
 )
@@ -77,8 +81,18 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
              collect: Collect | None = None) -> TaskOutcome:
     """`collect`: the run is one of a batch (action/writes/batch.py): its finished reports
     go there, and the batch publishes them all at once; nothing is published here."""
+    with _checkpoint_root(task) as root:
+        return _run_task(task, context=context, inputs=inputs, forge=forge, door=door,
+                         environ=environ, secrets=secrets, say=say, cancel=cancel,
+                         connections=connections, collect=collect, checkpoint_root=root)
+
+
+def _run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge: Forge,
+              door: Door, environ: Mapping[str, str], secrets: Sequence[str], say: Say,
+              cancel: CancelToken | None, connections: Connections | None,
+              collect: Collect | None, checkpoint_root: Path | None) -> TaskOutcome:
     resolved = resolve_task_settings(task, inputs, environ)
-    settings = resolved.settings
+    settings = with_checkpoints(resolved.settings, task, checkpoint_root)
     if chosen := described(resolved):
         say("settings", chosen)
     prepared = pipeline.prepare(_with_budget_caps(task.loaded, inputs), settings,
@@ -88,7 +102,9 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
     if task.given_code is not None:
         prepared = replace(prepared, state=starting_from(prepared.state, task.given_code))
     live = _live_comment(task, context, door, secrets)
+    keeper = _keeper(task, context, door, checkpoint_root, say)
     if live is not None:
+        live.set_notes(intro=task.notice)
         live.start()
         door.labels(live.number, add=[LABEL_RUNNING])
 
@@ -97,7 +113,21 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
         if live is not None:
             live.on_event(step, message)
 
+    def on_state(state: RunState) -> None:
+        if keeper is not None:  # first: the comment then says where the checkpoint is
+            keeper.on_state(state)
+        if live is not None:
+            live.set_notes(checkpoint=keeper.comment_note() if keeper else "")
+            live.on_state(state)
+
+    def finish(state: RunState) -> None:
+        if keeper is not None:
+            keeper.finish(state)
+            if live is not None:
+                live.set_notes(checkpoint=keeper.comment_note())
+
     def publish(done: Finished) -> tuple[WritePlan | None, Applied | None]:
+        finish(done.state)
         if collect is not None:
             collect(Member(task, done.state, done.reports.audit_md, done.reports.run_json,
                            done.verified))
@@ -113,7 +143,7 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
             run_url=context.run_url, verified=done.verified)
         return plan, _publish(plan, door, done.state, say)
 
-    events = RunEvents(on_event=on_event, on_state=live.on_state if live else _no_state)
+    events = RunEvents(on_event=on_event, on_state=on_state)
     # Into the workspace too, at the path the commit uses: a later step can upload them.
     reports_dir = context.workspace / RUNS_DIR / prepared.state.run_id
     outcome = pipeline.run(prepared, environ=environ, secrets=secrets, events=events,
@@ -122,8 +152,9 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
                            record=record_target(task, prepared.state.run_id))
     viewer = write_viewer(reports_dir, task, outcome.state, outcome.artifacts, secrets, say)
     if outcome.interruption is not None:
-        # Not published (a cancelled job's run is not a result), but the comment says how
-        # it ended, and its reports are in the workspace.
+        # Not published (a cancelled job's run is not a result), but its checkpoint is kept
+        # and the comment says how it ended, and its reports are in the workspace.
+        finish(outcome.state)
         if live is not None:
             live.cancelled(outcome.state)
             # Neither passed nor failed: no longer running.
@@ -136,6 +167,39 @@ def run_task(task: Task, *, context: ActionContext, inputs: ActionInputs, forge:
         code = 1  # passed, but not published: a person's commit is in the way
     return TaskOutcome(task, outcome.state, plan, applied, outcome.report_paths.audit_md, code,
                        viewer)
+
+
+@contextmanager
+def _checkpoint_root(task: Task) -> Iterator[Path | None]:
+    """Where the core keeps this task's checkpoint folder while it runs (issue 37); None
+    for a task whose checkpoint is not kept."""
+    if task.checkpoint_key is None:
+        yield None
+        return
+    with tempfile.TemporaryDirectory(prefix="selfcorrect-checkpoint-") as root:
+        yield Path(root)
+
+
+def with_checkpoints(settings: RunSettings, task: Task, root: Path | None) -> RunSettings:
+    """The run keeps its checkpoint in `root`, bound to the issue text approved (the core
+    refuses to resume it for another); a resumed task goes on from its download."""
+    resume = task.resume
+    return settings.model_copy(update={
+        "checkpoint_dir": root, "approval_sha256": task.approval,
+        "resume": str(resume.folder) if resume else None,
+        "more_attempts": resume.more_attempts if resume else 0,
+        "more_tokens": resume.more_tokens if resume else 0,
+        "more_usd": resume.more_usd if resume else 0.0})
+
+
+def _keeper(task: Task, context: ActionContext, door: Door, root: Path | None,
+            say: Say) -> CheckpointKeeper | None:
+    key = task.checkpoint_key
+    if key is None or root is None:
+        return None
+    slot = door.checkpoints(key, start_from=task.resume.sha if task.resume else None)
+    return CheckpointKeeper(slot, root, key=key, label=task.label,
+                            public=origin(context).visibility == "public", say=say)
 
 
 def record_target(task: Task, run_id: str) -> RecordTarget | None:
@@ -258,7 +322,3 @@ def _live_comment(task: Task, context: ActionContext, door: Door,
     return door.live_comment(task.comment_on, marker, task=task.label,
                              run_url=context.run_url, guidance=task.guidance,
                              secrets=secrets, approval=approval)
-
-
-def _no_state(state: RunState) -> None:
-    return None

@@ -18,6 +18,10 @@ from pydantic import BaseModel, ConfigDict
 RETRY_COMMAND = "/selfcorrect retry"
 FIX_COMMAND = "/selfcorrect fix"
 REGENERATE_COMMAND = "/selfcorrect regenerate"
+RESUME_COMMAND = "/selfcorrect resume"
+# What one `/selfcorrect resume more ...` may add: enough to finish a run that ran out one
+# or two attempts short, not a typo's thousand (the budget inputs cap a fresh run instead).
+MAX_MORE = {"attempts": 20, "tokens": 10_000_000, "usd": 100.0}
 MAX_NAMED_SPECS = 50
 # Our own comments carry this, so even a comment a person copied from ours never triggers.
 MARKER_PREFIX = "<!-- selfcorrect:"
@@ -77,6 +81,22 @@ class RegenerateComment(_Trigger):
     guidance: str = ""
 
 
+class ResumeComment(_Trigger):
+    """`/selfcorrect resume [more attempts N] [more tokens N] [more usd X]` (issue 37): the
+    run of the issue (or of the pull request's task) that was interrupted or ran out goes
+    on from its checkpoint, paying only for the calls it had not made. `problem`: the line
+    asked for something this cannot do (said to the commenter, nothing runs)."""
+
+    kind: Literal["resume"] = "resume"
+    number: int
+    on_pull_request: bool
+    comment_id: int
+    more_attempts: int = 0
+    more_tokens: int = 0
+    more_usd: float = 0.0
+    problem: str = ""
+
+
 class Pushed(_Trigger):
     """A push (issue 36, item 3): on the default branch, the generated scripts the pushed
     commits touch are re-verified against the records as they were before the push. The
@@ -120,7 +140,7 @@ class Ignored(BaseModel):
 
 
 Trigger = (IssueLabeled | Dispatch | RetryComment | FixComment | RegenerateComment
-           | SpecsChanged | Scheduled | Pushed | Ignored)
+           | ResumeComment | SpecsChanged | Scheduled | Pushed | Ignored)
 
 
 def trigger_for(event_name: str, payload: Mapping[str, Any], *, trigger_label: str) -> Trigger:
@@ -181,6 +201,11 @@ def _issue_comment(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
                                  number=_number(issue), on_pull_request="pull_request" in issue,
                                  comment_id=_int(comment, "id"), specs=regenerate[0],
                                  guidance=regenerate[1])
+    resume = resume_request(body)
+    if resume is not None:
+        return ResumeComment(repository=_repository(payload), actor=_text(author, "login"),
+                             number=_number(issue), on_pull_request="pull_request" in issue,
+                             comment_id=_int(comment, "id"), **resume)
     fix = command_guidance(body, "fix")
     if fix is not None:
         return FixComment(repository=_repository(payload), actor=_text(author, "login"),
@@ -188,8 +213,8 @@ def _issue_comment(payload: Mapping[str, Any], trigger_label: str) -> Trigger:
                           comment_id=_int(comment, "id"), guidance=fix)
     guidance = retry_guidance(body)
     if guidance is None:
-        return Ignored(reason=f"the comment is not a {RETRY_COMMAND}, {FIX_COMMAND} or "
-                       f"{REGENERATE_COMMAND} command")
+        return Ignored(reason=f"the comment is not a {RETRY_COMMAND}, {RESUME_COMMAND}, "
+                       f"{FIX_COMMAND} or {REGENERATE_COMMAND} command")
     return RetryComment(repository=_repository(payload), actor=_text(author, "login"),
                         number=_number(issue), on_pull_request="pull_request" in issue,
                         comment_id=_int(comment, "id"), guidance=guidance)
@@ -237,7 +262,8 @@ _HANDLERS = {
 }
 
 _COMMAND_LINE = {verb: re.compile(rf"/selfcorrect[ \t]+{verb}\b[ \t]*(?P<rest>[^\n]*)")
-                 for verb in ("retry", "fix", "regenerate")}
+                 for verb in ("retry", "fix", "regenerate", "resume")}
+_MORE = re.compile(r"more[ \t]+(?P<what>\S+)[ \t]+(?P<amount>\S+)", re.IGNORECASE)
 
 
 def retry_guidance(body: str) -> str | None:
@@ -269,6 +295,41 @@ def regenerate_request(body: str) -> tuple[tuple[str, ...], str] | None:
         name for word in match.group("rest").split()
         if (name := word.strip("`'\"").removeprefix("./"))))[:MAX_NAMED_SPECS]
     return names, text[match.end():].strip()[:MAX_GUIDANCE_CHARS]
+
+
+def resume_request(body: str) -> dict[str, Any] | None:
+    """The budget a `/selfcorrect resume` line adds (`more attempts 2 more usd 0.5`), as
+    ResumeComment's fields, or None when the comment does not start with the command.
+    Lines after it are not read (guidance changes the prompts: that is a retry)."""
+    text = body.replace("\r\n", "\n").lstrip()
+    match = _COMMAND_LINE["resume"].match(text)
+    if match is None:
+        return None
+    rest = match.group("rest").strip()
+    more: dict[str, Any] = {}
+    while rest:
+        found = _MORE.match(rest)
+        what = found.group("what").casefold() if found else ""
+        if found is None or what not in MAX_MORE:
+            return {"problem": f"`{rest[:80]}` is not something resume takes: write "
+                    "`/selfcorrect resume`, or add `more attempts N`, `more tokens N` or "
+                    "`more usd X`"}
+        amount = _amount(found.group("amount"), MAX_MORE[what], whole=what != "usd")
+        if amount is None:
+            return {"problem": f"`more {what} {found.group('amount')[:20]}`: give a number "
+                    f"above 0 and at most {MAX_MORE[what]:g}"}
+        more[f"more_{what}"] = amount if what == "usd" else int(amount)
+        rest = rest[found.end():].strip()
+    return more
+
+
+def _amount(raw: str, cap: float, *, whole: bool) -> float | None:
+    try:
+        value = float(raw.removeprefix("$"))
+    except ValueError:
+        return None
+    fits = 0 < value <= cap and (not whole or value.is_integer())
+    return value if fits else None
 
 
 def _mapping(data: Any, key: str) -> Mapping[str, Any]:

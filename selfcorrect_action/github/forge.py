@@ -87,6 +87,15 @@ class Commit(_Record):
     committer_login: str = ""
 
 
+class TreeEntry(_Record):
+    """One entry of a git tree as GitHub lists it: `size` only for a blob."""
+
+    path: str
+    type: str  # blob, tree, commit (a submodule)
+    sha: str
+    size: int | None = None
+
+
 class FileChange(_Record):
     """A file to commit: UTF-8 text (scripts, tests, AUDIT.md, run.json)."""
 
@@ -202,13 +211,27 @@ class Forge(Protocol):
         release/*), False when there is no such branch."""
         ...
 
-    def write_tree(self, parent_sha: str, files: list[FileChange]) -> str:
+    def write_tree(self, parent_sha: str | None, files: list[FileChange]) -> str:
         """The tree of `parent_sha` with `files` written over it (blobs, then the tree,
-        through the Git Data API). Its sha."""
+        through the Git Data API); None: a tree of `files` alone. Its sha."""
         ...
 
-    def write_commit(self, parent_sha: str, tree_sha: str, message: str) -> str:
-        """A new commit of `tree_sha` on top of `parent_sha`. Moves no branch. Its sha."""
+    def write_commit(self, parent_sha: str | None, tree_sha: str, message: str) -> str:
+        """A new commit of `tree_sha` on top of `parent_sha` (None: a commit with no
+        parent). Moves no branch. Its sha."""
+        ...
+
+    def read_tree(self, tree_sha: str) -> list[TreeEntry]:
+        """The entries of one tree (not recursive)."""
+        ...
+
+    def read_blob(self, sha: str) -> bytes:
+        """A blob's bytes (GitHub serves blobs up to 100 MB)."""
+        ...
+
+    def list_refs(self, prefix: str) -> dict[str, str]:
+        """Every ref whose full name starts with `prefix` (`refs/...`), with the sha it
+        points at."""
         ...
 
     def create_branch(self, branch: str, sha: str) -> None:

@@ -29,7 +29,6 @@ from typing import Any, TypeVar
 from urllib.parse import quote
 
 from github import Auth, Github
-from github.GitCommit import GitCommit
 from github.GithubException import GithubException
 from github.GithubObject import NotSet
 from github.InputGitTreeElement import InputGitTreeElement
@@ -48,6 +47,7 @@ from selfcorrect_action.github.forge import (
     Issue,
     Permission,
     PullRequest,
+    TreeEntry,
 )
 from selfcorrect_action.github.github_retry import Retrier, mentions
 
@@ -313,11 +313,13 @@ class PyGithubForge:
 
         self._call(f"removing the label {name!r} from #{number}", remove)
 
-    def write_tree(self, parent_sha: str, files: list[FileChange]) -> str:
+    def write_tree(self, parent_sha: str | None, files: list[FileChange]) -> str:
         # Blobs, then a tree on the parent's tree: each step is retried on its own, and all
         # are content-addressed, so sending one again makes nothing new.
-        parent: GitCommit = self._call(f"reading the commit {parent_sha[:7]}",
-                                       lambda: self._repository().get_git_commit(parent_sha))
+        base: Any = NotSet
+        if parent_sha is not None:
+            base = self._call(f"reading the commit {parent_sha[:7]}",
+                              lambda: self._repository().get_git_commit(parent_sha)).tree
         blob_shas: dict[str, str] = {}
         for change in files:
             if change.content not in blob_shas:
@@ -325,21 +327,58 @@ class PyGithubForge:
                     f"uploading {change.path}", functools.partial(self._blob, change.content))
         elements = [InputGitTreeElement(change.path, FILE_MODE, "blob",
                                         sha=blob_shas[change.content]) for change in files]
-        return self._call(f"writing the tree of {len(files)} file(s) on {parent_sha[:7]}",
-                          lambda: self._repository().create_git_tree(elements,
-                                                                     parent.tree).sha)
+        on = f" on {parent_sha[:7]}" if parent_sha else ""
+        return self._call(f"writing the tree of {len(files)} file(s){on}",
+                          lambda: self._repository().create_git_tree(elements, base).sha)
 
-    def write_commit(self, parent_sha: str, tree_sha: str, message: str) -> str:
+    def write_commit(self, parent_sha: str | None, tree_sha: str, message: str) -> str:
         def write() -> str:
             repo = self._repository()
             # By sha: PyGithub's create_git_commit wants the tree and parents as objects,
             # which would cost a GET of each first.
             _, data = repo.requester.requestJsonAndCheck(
                 "POST", f"{repo.url}/git/commits",
-                input={"message": message, "tree": tree_sha, "parents": [parent_sha]})
+                input={"message": message, "tree": tree_sha,
+                       "parents": [parent_sha] if parent_sha else []})
             return str(data["sha"])
 
-        return self._call(f"writing the commit on {parent_sha[:7]}", write)
+        on = f"on {parent_sha[:7]}" if parent_sha else "with no parent"
+        return self._call(f"writing the commit {on}", write)
+
+    def read_tree(self, tree_sha: str) -> list[TreeEntry]:
+        def fetch() -> list[TreeEntry]:
+            tree = self._repository().get_git_tree(tree_sha)
+            return [TreeEntry(path=e.path, type=e.type, sha=e.sha, size=e.size)
+                    for e in tree.tree]
+
+        return self._call(f"reading the tree {tree_sha[:7]}", fetch)
+
+    def read_blob(self, sha: str) -> bytes:
+        def fetch() -> bytes:
+            blob = self._repository().get_git_blob(sha)
+            return base64.b64decode(blob.content) if blob.encoding == "base64" else (
+                blob.content.encode())
+
+        return self._call(f"reading the blob {sha[:7]}", fetch)
+
+    def list_refs(self, prefix: str) -> dict[str, str]:
+        def fetch() -> dict[str, str]:
+            repo = self._repository()
+            found: dict[str, str] = {}
+            url = f"{repo.url}/git/matching-refs/{records.ref_path(prefix.removeprefix('refs/'))}"
+            page = 1
+            while True:
+                _, data = repo.requester.requestJsonAndCheck(
+                    "GET", url, parameters={"per_page": PER_PAGE, "page": page})
+                rows = data if isinstance(data, list) else []
+                found |= {row["ref"]: row["object"]["sha"] for row in rows
+                          if isinstance(row, Mapping) and isinstance(row.get("object"), Mapping)
+                          and str(row.get("ref", "")).startswith(prefix)}
+                if len(rows) < PER_PAGE:
+                    return found
+                page += 1
+
+        return self._call(f"listing the refs under {prefix}", fetch)
 
     def create_branch(self, branch: str, sha: str) -> None:
         doing = f"creating the branch {branch} at {sha[:7]}"

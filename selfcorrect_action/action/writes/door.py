@@ -19,7 +19,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Protocol
 
+from selfcorrect_action import __version__
 from selfcorrect_action.action.writes.apply import Applied, apply_plan
+from selfcorrect_action.action.writes.checkpoints import (
+    CheckpointSlot,
+    NoCheckpoints,
+    RefCheckpoints,
+)
 from selfcorrect_action.action.writes.live import LiveComment
 from selfcorrect_action.action.writes.plan import PlannedComment, WritePlan, status_labels
 from selfcorrect_action.action.writes.store import save_plan
@@ -65,6 +71,12 @@ class Door(Protocol):
 
     def publish(self, plan: WritePlan) -> Applied | None:
         """A finished run's writes: applied (what became of them) or recorded (None)."""
+        ...
+
+    def checkpoints(self, key: str, *, start_from: str | None = None) -> CheckpointSlot:
+        """Where a run's checkpoint is kept as it goes (action/writes/checkpoints.py):
+        `refs/selfcorrect/checkpoints/<key>`; nowhere in a plan (a read-only token).
+        `start_from`: the checkpoint commit a resumed run was downloaded from."""
         ...
 
     def outputs(self) -> dict[str, str]:
@@ -129,6 +141,10 @@ class ApplyNow:
     def publish(self, plan: WritePlan) -> Applied | None:
         return apply_plan(plan, self.forge)
 
+    def checkpoints(self, key: str, *, start_from: str | None = None) -> CheckpointSlot:
+        return RefCheckpoints(self.forge, key, start_from=start_from, warn=self._warn,
+                              version=__version__)
+
     def outputs(self) -> dict[str, str]:
         return {}
 
@@ -189,6 +205,9 @@ class RecordPlan:
         path = save_plan(plan, self.folder)
         self._say("publish", f"write plan saved to {path} (mode: plan; a later job applies it)")
         return None
+
+    def checkpoints(self, key: str, *, start_from: str | None = None) -> CheckpointSlot:
+        return NoCheckpoints(lambda message: self._say("checkpoint", message))
 
     def outputs(self) -> dict[str, str]:
         return {"has_plan": "true" if any(self.folder.glob("*.json")) else "false"}

@@ -35,7 +35,8 @@ class LiveComment:
         self.number = number
         self.marker = marker
         self._context = {"marker": marker, "task": task, "run_url": run_url,
-                         "guidance": guidance, "approval": approval}
+                         "guidance": guidance, "approval": approval, "intro": "",
+                         "checkpoint": ""}
         self._secrets = list(secrets)
         self._clock = clock
         self._interval = min_interval_s
@@ -63,6 +64,16 @@ class LiveComment:
             self._last_edit = self._clock()
         except ForgeError as exc:
             log.warning("could not post the live report on #%s: %s", self.number, exc.message)
+
+    def set_notes(self, *, intro: str | None = None, checkpoint: str | None = None) -> None:
+        """What the comment says besides the run (issue 37): `intro` first (a checkpoint a
+        fresh run replaces, or the one a resumed run goes on from), `checkpoint` when the
+        run stops unfinished (where its checkpoint is kept, and how to go on)."""
+        with self._lock:
+            if intro is not None:
+                self._context["intro"] = intro
+            if checkpoint is not None:
+                self._context["checkpoint"] = checkpoint
 
     def on_state(self, state: RunState) -> None:
         with self._lock:
@@ -124,12 +135,12 @@ class LiveComment:
     def _body(self, *, final: bool, cancelled: str = "") -> str:
 
         with self._lock:
-            state, notice = self._state, self._notice
+            state, notice, context = self._state, self._notice, dict(self._context)
         summary = summary_markdown(state, secrets=self._secrets) if state else None
         return render("reports/live_comment.md.j2", summary=summary, notice=notice,
                       final=final, pr_slot=PR_LINK_SLOT, usage=_usage(state),
                       cancelled=cancelled, attempts=len(state.attempts) if state else 0,
-                      **self._context)
+                      passed=bool(state and state.status.value == "passed"), **context)
 
 
 def _usage(state: RunState | None) -> dict[str, str] | None:

@@ -229,6 +229,12 @@ class FakeGitHub:
             attach_labels(self.state, r, issue, list(labels))
             return issue.number
 
+    def edit_issue(self, repo: str, number: int, *, body: str) -> None:
+        """The issue's author edits its text (as anyone may edit their own issue)."""
+        with self.state.lock:
+            issue = self._issue(self._repo(repo), number)
+            issue.body, issue.updated_at = body, self.state.now()
+
     def add_comment(self, repo: str, number: int, body: str, *, user: str = "octocat") -> int:
         with self.state.lock:
             r = self._repo(repo)

@@ -164,7 +164,9 @@ def test_a_cancelled_job_publishes_nothing_and_starts_no_further_spec(
         on_dispatch(trigger, env)
     assert raised.value.exit_code == 143
     assert fake_github.pulls(DEFAULT_REPO) == []
-    assert [ref for ref in fake_github.refs(DEFAULT_REPO) if "selfcorrect" in ref] == []
+    # No branch, no lock: only the interrupted run's checkpoint, to resume it (issue 37).
+    (kept,) = [ref for ref in fake_github.refs(DEFAULT_REPO) if "selfcorrect" in ref]
+    assert kept.startswith("refs/selfcorrect/checkpoints/spec-selfcorrect-tasks-first-yml-")
     tasks = [message for step, message in said if step == "task"]
     assert len(tasks) == 1 and "first" in tasks[0], "the second spec was never started"
     runs = list((workspace / RUNS_DIR).glob("*/run.json"))

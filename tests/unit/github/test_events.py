@@ -13,6 +13,7 @@ from selfcorrect_action.github.events import (
     IssueLabeled,
     Pushed,
     RegenerateComment,
+    ResumeComment,
     RetryComment,
     Scheduled,
     SpecsChanged,
@@ -166,7 +167,8 @@ def test_a_fix_comment_on_an_issue_is_handed_on_to_be_answered() -> None:
 def test_what_is_not_the_fix_command_is_ignored(body: str) -> None:
     trigger = trigger_for("issue_comment", comment(body), trigger_label="selfcorrect")
     assert isinstance(trigger, Ignored)
-    assert "/selfcorrect retry, /selfcorrect fix or /selfcorrect regenerate" in trigger.reason
+    assert ("/selfcorrect retry, /selfcorrect resume, /selfcorrect fix or /selfcorrect "
+            "regenerate") in trigger.reason
 
 
 def test_a_bots_fix_comment_is_ignored() -> None:
@@ -235,3 +237,39 @@ def test_a_deleted_branch_is_ignored() -> None:
     trigger = trigger_for("push", _push(deleted=True, after="0" * 40),
                           trigger_label="selfcorrect")
     assert isinstance(trigger, Ignored)
+
+
+@pytest.mark.parametrize(("body", "more"), [
+    ("/selfcorrect resume", {}),
+    ("  /selfcorrect   resume\r\nthanks!", {}),
+    ("/selfcorrect resume more attempts 2", {"more_attempts": 2}),
+    ("/selfcorrect resume more attempts 2 more tokens 50000 more usd $0.5",
+     {"more_attempts": 2, "more_tokens": 50000, "more_usd": 0.5}),
+    ("/selfcorrect resume MORE Attempts 20", {"more_attempts": 20}),
+])
+def test_a_resume_comment_carries_the_budget_it_adds(body: str, more: dict[str, Any]) -> None:
+    trigger = trigger_for("issue_comment", comment(body), trigger_label="selfcorrect")
+    assert isinstance(trigger, ResumeComment)
+    assert (trigger.number, trigger.on_pull_request, trigger.actor) == (7, True, "maria")
+    assert trigger.problem == ""
+    assert {name: getattr(trigger, name) for name in more} == more
+
+
+@pytest.mark.parametrize(("body", "problem"), [
+    ("/selfcorrect resume please", "`please` is not something resume takes"),
+    ("/selfcorrect resume more attempts 21", "at most 20"),
+    ("/selfcorrect resume more attempts 1.5", "`more attempts 1.5`"),
+    ("/selfcorrect resume more usd nan", "`more usd nan`"),
+    ("/selfcorrect resume more tokens 0", "above 0"),
+    ("/selfcorrect resume more coffee 2", "`more coffee 2` is not something"),
+])
+def test_a_resume_line_it_cannot_read_is_answered_not_run(body: str, problem: str) -> None:
+    trigger = trigger_for("issue_comment", comment(body), trigger_label="selfcorrect")
+    assert isinstance(trigger, ResumeComment) and problem in trigger.problem
+
+
+@pytest.mark.parametrize("body", ["/selfcorrect resumed", "> /selfcorrect resume",
+                                  "please /selfcorrect resume"])
+def test_what_is_not_the_resume_command_is_not_one(body: str) -> None:
+    trigger = trigger_for("issue_comment", comment(body), trigger_label="selfcorrect")
+    assert not isinstance(trigger, ResumeComment)
