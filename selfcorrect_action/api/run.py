@@ -45,12 +45,27 @@ class PreparedTask:
 
 def run_settings(environ: Mapping[str, str] | None = None, *, model: str | None = None,
                  replay: Path | None = None, runtime: Runtime | None = None,
-                 api_base: str | None = None, guidance: str | None = None) -> RunSettings:
+                 api_base: str | None = None, guidance: str | None = None,
+                 record_exchanges: bool | None = None, resume: str | Path | None = None,
+                 more_attempts: int = 0, more_tokens: int = 0,
+                 more_usd: float = 0.0) -> RunSettings:
     """Settings as `selfcorrect run` resolves them (runs/settings.py): these arguments win
-    over the SELFCORRECT_* variables of `environ`, which win over the defaults."""
-    given = settings.argument_values({"model": model, "runtime": runtime, "api_base": api_base})
+    over the SELFCORRECT_* variables of `environ`, which win over the defaults.
+    `record_exchanges=False`: keep no recording of the model exchanges with the run's
+    checkpoint; `resume`: a run id or checkpoint folder to go on from (issue 37), given
+    `more_attempts`, `more_tokens`, `more_usd` beyond its spec's budget."""
+    given = settings.argument_values({
+        "model": model, "runtime": runtime, "api_base": api_base,
+        "record_exchanges": None if record_exchanges is None else str(record_exchanges)})
     given["replay"] = settings.Given(replay, "argument replay") if replay else None
     given["guidance"] = settings.Given(guidance, "argument guidance") if guidance else None
+    given["resume"] = settings.Given(str(resume), "argument resume") if resume else None
+    for name, value in (("more_attempts", more_attempts), ("more_tokens", more_tokens),
+                        ("more_usd", more_usd)):
+        given[name] = settings.Given(value, f"argument {name}") if value else None
+    if any((more_attempts, more_tokens, more_usd)) and not resume:
+        raise UsageError("more_attempts, more_tokens and more_usd go with resume: they give "
+                         "an earlier run more", hint="pass resume=RUN_ID as well")
     return settings.resolve(os.environ if environ is None else environ, given).settings
 
 

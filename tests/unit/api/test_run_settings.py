@@ -33,3 +33,18 @@ def test_settings_and_their_shortcuts_do_not_mix(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="either settings or model"):
         run_task("Print hello.", settings=RunSettings(), model="openai/gpt-4o",
                  out_dir=tmp_path)
+
+
+def test_recording_and_resuming_from_python() -> None:
+    """Issue 37: recorded by default; an argument or the variable switches it off; a
+    resume with more budget, and more budget without a resume refused."""
+    assert run_settings({}).record_exchanges is True
+    assert run_settings({"SELFCORRECT_RECORD_EXCHANGES": "0"}).record_exchanges is False
+    assert run_settings({"SELFCORRECT_RECORD_EXCHANGES": "0"},
+                        record_exchanges=True).record_exchanges is True
+    chosen = run_settings({}, resume="abc123", more_attempts=2, more_usd=0.5)
+    assert (chosen.resume, chosen.more_attempts, chosen.more_usd) == ("abc123", 2, 0.5)
+    with pytest.raises(UsageError, match="go with resume"):
+        run_settings({}, more_attempts=2)
+    with pytest.raises(UsageError, match="SELFCORRECT_RECORD_EXCHANGES: expected yes or no"):
+        run_settings({"SELFCORRECT_RECORD_EXCHANGES": "maybe"})

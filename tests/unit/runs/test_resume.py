@@ -408,3 +408,24 @@ def test_a_run_without_a_history_folder_says_it_cannot_be_resumed(tmp_path: Path
             connections=Connections(engine=engine("goodbye\n", "hello\n")))
     assert done.state.status is Status.PASSED
     assert any("cannot be resumed" in message for step, message in said if step == "resume")
+
+
+def test_the_command_line_gives_more_only_with_resume(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from selfcorrect_action.cli import build_parser, main
+
+    path = tmp_path / "hello.yml"
+    path.write_text(json.dumps(SPEC))
+    assert main(["run", str(path), "--more-attempts", "2", "--history",
+                 str(tmp_path / "history")]) == 2
+    assert "--more-attempts goes with --resume RUN" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["run", str(path), "--resume", "x", "--more-attempts", "0"])
+    assert "expected a whole number of at least 1" in capsys.readouterr().err
+    from selfcorrect_action.cli import _resolved_settings
+
+    args = build_parser().parse_args(["run", str(path), "--no-record-exchanges", "--resume",
+                                      "abc", "--more-tokens", "5000", "--more-usd", "0.25"])
+    chosen = _resolved_settings(args).settings
+    assert (chosen.record_exchanges, chosen.resume, chosen.more_tokens, chosen.more_usd) == (
+        False, "abc", 5000, 0.25)
