@@ -17,9 +17,9 @@ from selfcorrect_action.loop import orchestrator
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.orchestrator import REPAIR_STEPS, SCRIPT_STEPS, Steps, run_loop
 from selfcorrect_action.loop.reflect import reflect
+from selfcorrect_action.loop.resume import MoreBudget, resume_state
 from selfcorrect_action.loop.state import NextStep, RunState, Status, Strategy
 from selfcorrect_action.orchestrators import shape
-from selfcorrect_action.loop.resume import MoreBudget, resume_state
 from selfcorrect_action.orchestrators.checkpoints import saved_state
 from selfcorrect_action.orchestrators.langgraph import GraphOrchestrator, build_graph
 from selfcorrect_action.records import evolve
