@@ -17,3 +17,16 @@ def test_the_loop_overhead_benchmark_runs() -> None:
     done = run_script(ROOT / "benchmarks" / "loop_overhead.py", "--runs", "1", "--think", "0")
     assert done.returncode == 0, done.stderr
     assert "repair packet size" in done.stdout and "100,000" in done.stdout
+
+
+@pytest.mark.usefixtures("docker_engine", "sandbox_image")
+def test_the_resume_cost_benchmark_pays_only_for_the_calls_after_the_interruption() -> None:
+    """benchmarks/resume_cost.py, resumed from its first three steps (issue 37): every row
+    paid exactly what the uninterrupted run paid after that step."""
+    done = run_script(ROOT / "benchmarks" / "resume_cost.py", "--steps", "3")
+    assert done.returncode == 0, done.stderr
+    rows = [line.split() for line in done.stdout.splitlines()
+            if line.strip()[:1].isdigit() and line.strip().endswith("passed")]
+    assert len(rows) == 3, done.stdout
+    assert all(row[3] == row[4] for row in rows), done.stdout  # expected == paid
+    assert "paid again" not in done.stdout
