@@ -19,7 +19,7 @@ def reflect(state: RunState) -> RunState:
         return end_run(state, Status.PASSED, f"attempt {attempt.index} passed every layer")
     budget = RetryBudget(state.budget.patch_attempts, state.budget.rethink_attempts)
     used = RetryBudget(state.usage.patch_attempts, state.usage.rethink_attempts)
-    decision = next_step_after(state.attempts, budget, used)
+    decision = next_step_after(state.attempts, budget, used, since=state.fresh_from)
     if decision.next_step is None:
         return end_run(state, decision.status, decision.reason)
     if state.spec.kind == "repair":

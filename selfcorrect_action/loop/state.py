@@ -352,12 +352,14 @@ class RunState(BaseModel):
 
     @property
     def fresh_from(self) -> int:
-        """The index of the attempt the latest resume continued from (0: never resumed):
-        the window in which no progress counts as a stall starts there again."""
-        if not self.resumes:
-            return 0
-        latest = self.resumes[-1]
-        return latest.reexecuted or latest.attempts_before
+        """The attempt the latest resume that gave more budget continued from (0: none):
+        the window in which no progress counts as a stall starts there again, or the more
+        attempts would stop at once. A resume of an interrupted run changes nothing there:
+        it goes on as the run would have."""
+        for resume in reversed(self.resumes):
+            if resume.more_attempts or resume.more_tokens or resume.more_usd:
+                return resume.reexecuted or resume.attempts_before
+        return 0
 
     @property
     def last(self) -> Attempt | None:

@@ -54,10 +54,13 @@ def strategy_for(category: Category, attempts: list[Attempt]) -> Strategy:
     return chosen
 
 
-def stalls(attempts: list[Attempt]) -> int:
-    """Consecutive latest attempts (since the last escalation) that did not beat the best
-    progress before them. A cycle (same code again) always counts."""
+def stalls(attempts: list[Attempt], *, since: int = 0) -> int:
+    """Consecutive latest attempts (since the last escalation, and since attempt `since`
+    when a resume gave the run more budget) that did not beat the best progress before
+    them. A cycle (same code again) always counts."""
     window = _since_escalation(attempts)
+    if since > 1:
+        window = [attempt for attempt in window if attempt.index >= since] or window
     count = 0
     for i in range(len(window) - 1, 0, -1):
         attempt = window[i]
@@ -68,15 +71,17 @@ def stalls(attempts: list[Attempt]) -> int:
     return count
 
 
-def next_step_after(attempts: list[Attempt], budget: RetryBudget, used: RetryBudget) -> Decision:
-    """What follows the last (failed) attempt."""
+def next_step_after(attempts: list[Attempt], budget: RetryBudget, used: RetryBudget, *,
+                    since: int = 0) -> Decision:
+    """What follows the last (failed) attempt. `since`: the attempt a resume that gave more
+    budget continued from, where the stall window starts again (0: none)."""
     latest = attempts[-1]
     category = _category(latest)
     escalated = any(a.tier == "strong" for a in attempts)
     # A repeat asked for at temperature 0 is the sampling's: the next attempt is warmer
     # (loop/sampling.py), so it is not yet a reason to escalate or stop.
     repeated = latest.cycle_of is not None and not deterministic_repeat(latest)
-    stuck = repeated or stalls(attempts) >= STALL_LIMIT
+    stuck = repeated or stalls(attempts, since=since) >= STALL_LIMIT
     if stuck and escalated:
         why = (f"attempt {latest.index} repeated attempt {latest.cycle_of}'s code"
                if repeated else

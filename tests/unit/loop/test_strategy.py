@@ -193,3 +193,23 @@ def test_progress_after_escalating_resets_the_stall_count() -> None:
     ]
     decision = next_step_after(history, RetryBudget(9, 9), RetryBudget(4, 0))
     assert decision.status is Status.RUNNING
+
+
+def test_more_budget_starts_the_stall_window_again_from_the_attempt_continued_from() -> None:
+    """Issue 37: a run stopped for lack of progress (even with the strong model) and given
+    more attempts goes on from attempt 5, executed again: two stalls before it do not
+    stop it at once; two more after it do."""
+    history = [
+        attempt(1, progress=(1, 0, 0)), attempt(2, progress=(1, 0, 0)),
+        attempt(3, progress=(1, 0, 0)),
+        attempt(4, tier="strong", progress=(1, 0, 0)),
+        attempt(5, tier="strong", progress=(1, 0, 0)),
+    ]
+    assert stalls(history) == 2 and stalls(history, since=5) == 0
+    decision = next_step_after(history, RetryBudget(9, 9), RetryBudget(4, 0), since=5)
+    assert decision.status is Status.RUNNING and decision.next_step is not None
+    assert decision.next_step.tier == "strong"  # escalated before: stays so
+    later = [*history, attempt(6, tier="strong", progress=(1, 0, 0)),
+             attempt(7, tier="strong", progress=(1, 0, 0))]
+    assert next_step_after(later, RetryBudget(9, 9), RetryBudget(6, 0),
+                           since=5).status is Status.STOPPED

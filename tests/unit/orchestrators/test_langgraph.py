@@ -143,6 +143,34 @@ def test_a_run_that_passed_leaves_no_checkpoints(tmp_path: Path
     assert saved_state(checkpoints, "r") is None
 
 
+def test_both_orchestrators_save_the_same_state_after_every_step(tmp_path: Path) -> None:
+    """The run's checkpoint folder is written from Deps.on_step (issue 37): the same
+    states, in the same order, whichever orchestrator drives the steps."""
+    seen: dict[str, list[tuple[int, str, bool]]] = {"plain": [], "langgraph": []}
+    for name, drive in (("plain", None), ("langgraph", GraphOrchestrator())):
+        def saved(state: RunState, into: list[tuple[int, str, bool]] = seen[name]) -> None:
+            last = state.last
+            into.append((len(state.attempts), state.status.value,
+                         last is not None and last.verdict is not None))
+        run_loop(state(), deps(ScriptedLLM(list(ANSWERS)), tmp_path / name, on_step=saved),
+                 drive=drive)
+    assert seen["plain"] == seen["langgraph"]
+    assert seen["plain"][0] == (0, "running", False)  # the first state, before any step
+    assert seen["plain"][-1] == (2, "passed", True)
+
+
+def test_a_spent_run_keeps_its_langgraph_checkpoints(tmp_path: Path) -> None:
+    """Issue 37: a run that ran out of budget can be given more, so its checkpoints stay."""
+    checkpoints = tmp_path / "checkpoints.sqlite"
+    spent = evolve(state(), {"spec": evolve(state().spec, {"budget": Budget(
+        patch_attempts=0, rethink_attempts=0)})})
+    ended = run_loop(spent, deps(ScriptedLLM(ANSWERS[:2]), tmp_path),
+                     drive=GraphOrchestrator(checkpoints))
+    assert ended.status is Status.EXHAUSTED
+    saved = saved_state(checkpoints, "r")
+    assert saved is not None and len(saved.attempts) == 1
+
+
 def test_an_interrupt_inside_a_step_keeps_the_steps_before_it(tmp_path: Path) -> None:
     """SIGINT in the middle of execute: the run resumes at execute, with attempt 1's code."""
     checkpoints = tmp_path / "checkpoints.sqlite"

@@ -353,6 +353,10 @@ def test_a_resumed_run_records_what_came_from_the_earlier_one(tmp_path: Path) ->
     assert read.max_attempts == 1 + spec.patch_attempts + spec.rethink_attempts + 2
     assert read.budget.tokens == spec.tokens + 1000
     assert read.budget.patch_attempts == spec.patch_attempts + 2
+    assert read.fresh_from == 2  # more budget: the stall window starts again there
+    interrupted = evolve(read, {"resumes": [note.model_copy(update={"more_attempts": 0,
+                                                                    "more_tokens": 0})]})
+    assert interrupted.fresh_from == 0  # a plain resume goes on as the run would have
 
 
 def test_a_version_8_run_reads_as_one_that_recorded_none_of_them(tmp_path: Path) -> None:
