@@ -34,6 +34,17 @@ class LLMRequestError(LLMError):
     """The provider refused the request itself (400/404/422: unknown model, prompt too long)."""
 
 
+class LLMContextWindowError(LLMRequestError):
+    """The request did not fit the model's context window (issue 38): a shorter prompt or a
+    shorter answer may. `window` is the window the refusal named, when it named one."""
+
+    def __init__(self, message: str, *, hint: str | None = None,
+                 window: int | None = None, prompt_tokens: int | None = None) -> None:
+        super().__init__(message, hint=hint)
+        self.window = window
+        self.prompt_tokens = prompt_tokens  # what the server counted in the prompt, if said
+
+
 class LLMResponseError(LLMError):
     """The endpoint answered, but not with a usable completion (truncated, not JSON, no choices)."""
 

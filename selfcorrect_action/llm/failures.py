@@ -21,8 +21,14 @@ from typing import Literal
 
 from selfcorrect_action.errors import SelfcorrectError
 from selfcorrect_action.llm._litellm import load as load_litellm
+from selfcorrect_action.llm.context_window import (
+    is_context_refusal,
+    prompt_tokens_in,
+    window_in,
+)
 from selfcorrect_action.llm.errors import (
     LLMAuthError,
+    LLMContextWindowError,
     LLMError,
     LLMRequestError,
     LLMResponseError,
@@ -38,6 +44,7 @@ FailureKind = Literal[
     "malformed",
     "auth",
     "rejected",
+    "context_window",
     "misconfigured",
 ]
 _RETRYABLE: frozenset[FailureKind] = frozenset(
@@ -98,6 +105,10 @@ def classify(exc: BaseException, *, secrets: tuple[str, ...] = ()) -> Failure | 
         return Failure("malformed", "the connection closed before the response body was complete")
     if _NON_JSON_MARKER in str(exc):
         return Failure("malformed", "the response body was not a JSON chat completion")
+    status = getattr(exc, "status_code", None)
+    if status in (400, 413, 422) and is_context_refusal(
+            str(exc), exception_names=tuple(type(e).__name__ for e in chain)):
+        return Failure("context_window", detail, status)
     if any(isinstance(e, httpx.TransportError | openai.APIConnectionError) for e in chain):
         return Failure("connection", detail)
     return _by_status(exc, detail)
@@ -127,6 +138,15 @@ def to_error(failure: Failure, *, model: str, attempts: int, explicit_key: bool)
         )
     if failure.kind == "misconfigured":
         return _misconfigured(failure, model, explicit_key=explicit_key)
+    if failure.kind == "context_window":
+        window = window_in(failure.detail)
+        said = f" of {window:,} tokens" if window else ""
+        return LLMContextWindowError(
+            f"model {model!r} refused a request longer than its context window{said} "
+            f"({what})",
+            hint="the run shortens its prompts to fit; a model (or a server setting such as "
+            "llama.cpp's --n_ctx) with a larger window avoids it", window=window,
+            prompt_tokens=prompt_tokens_in(failure.detail))
     if failure.kind == "rejected":
         return LLMRequestError(
             f"the provider refused the request to model {model!r} ({what})",

@@ -54,6 +54,9 @@ class RecordingHeader(BaseModel):
     # How many fresh answers an unrunnable one got (loop/generate.py): a replay takes as
     # many. Absent in recordings made before redraws: none.
     redraws: int | None = Field(default=None, ge=0)
+    # The profile was left to the model's answers (issue 38): a replay switches where the
+    # recording did. Absent before: never.
+    profile_open: bool | None = None
 
 
 def task_digest(prompt: str) -> str:

@@ -32,6 +32,9 @@ STRUCTURED_BY_KIND: dict[str, StructuredOutput] = {
 # Paths relative to the server's root (the API base without its /v1).
 PROBES = ("/v1/models", "/openapi.json", "/props", "/api/version", "/version",
           "/api/v0/models")
+# Ollama says a model's size and its window only when asked about that model (a POST).
+OLLAMA_SHOW = "/api/show"
+OLLAMA_DEFAULT_NUM_CTX = 2048  # what Ollama serves a model with when num_ctx is not set
 _PARAMS = re.compile(r"(?<![A-Za-z0-9.])(\d+(?:\.\d+)?)\s*([MB])(?![A-Za-z])", re.IGNORECASE)
 
 
@@ -45,6 +48,9 @@ class ServerInfo(BaseModel):
     structured_output: StructuredOutput | None = None  # None: the server did not say
     completions: bool = False  # it serves /v1/completions (text completion)
     model_params: int | None = None  # the model's size in parameters, where it was told
+    # The context window it serves (issue 38): llama.cpp's n_ctx, vLLM's max_model_len,
+    # Ollama's num_ctx; None where it did not say (llama-cpp-python: its refusal says).
+    context_tokens: int | None = None
 
     def described(self) -> str:
         if self.kind == "unknown":
@@ -55,6 +61,8 @@ class ServerInfo(BaseModel):
         parts.append("/v1/completions " + ("served" if self.completions else "not served"))
         if self.model_params:
             parts.append(f"a model of {_size(self.model_params)} parameters")
+        if self.context_tokens:
+            parts.append(f"a context window of {self.context_tokens:,} tokens")
         return ", ".join(parts)
 
 
@@ -71,7 +79,8 @@ def identify(answers: Answers, model: str) -> ServerInfo:
                                                         "lm-studio")
     return ServerInfo(kind=kind, version=version,
                       structured_output=STRUCTURED_BY_KIND.get(kind), completions=completions,
-                      model_params=_model_params(answers, model))
+                      model_params=_model_params(answers, model),
+                      context_tokens=_context_tokens(answers))
 
 
 def _kind(answers: Answers) -> tuple[ServerKind, str]:
@@ -102,7 +111,58 @@ def _kind(answers: Answers) -> tuple[ServerKind, str]:
     return "unknown", ""
 
 
+def _served_models(answers: Answers) -> list[Mapping[str, Any]]:
+    models = answers.get("/v1/models")
+    data = models.get("data", []) if isinstance(models, Mapping) else []
+    return [entry for entry in data if isinstance(entry, Mapping)] if isinstance(
+        data, list) else []
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 \
+        else None
+
+
+def _context_tokens(answers: Answers) -> int | None:
+    """The window the server serves: llama.cpp's /props n_ctx (per slot), vLLM's
+    max_model_len, Ollama's num_ctx from /api/show (its default when unset)."""
+    props = answers.get("/props")
+    if isinstance(props, Mapping):
+        settings = props.get("default_generation_settings")
+        found = _count(settings.get("n_ctx")) if isinstance(settings, Mapping) else None
+        if found is None:
+            found = _count(props.get("n_ctx"))
+        if found is not None:
+            return found
+    for entry in _served_models(answers):
+        found = _count(entry.get("max_model_len"))
+        if found is not None:
+            return found
+    show = answers.get(OLLAMA_SHOW)
+    if isinstance(show, Mapping):
+        for line in str(show.get("parameters", "")).splitlines():
+            name, _, value = line.strip().partition(" ")
+            if name == "num_ctx" and value.strip().isdigit():
+                return int(value.strip())
+        return OLLAMA_DEFAULT_NUM_CTX
+    return None
+
+
 def _model_params(answers: Answers, model: str) -> int | None:
+    """The size the server says (llama.cpp's /v1/models meta.n_params, Ollama's
+    details.parameter_size), else the one a name says (the model asked for, the file the
+    server loaded, the ids it serves)."""
+    for entry in _served_models(answers):
+        meta = entry.get("meta")
+        found = _count(meta.get("n_params")) if isinstance(meta, Mapping) else None
+        if found is not None:
+            return found
+    show = answers.get(OLLAMA_SHOW)
+    details = show.get("details") if isinstance(show, Mapping) else None
+    if isinstance(details, Mapping):
+        said = params_in_name(str(details.get("parameter_size", "")))
+        if said is not None:
+            return said
     names = [model]
     props = answers.get("/props")
     if isinstance(props, Mapping):
@@ -137,11 +197,14 @@ def server_root(api_base: str) -> str:
 
 
 Fetch = Callable[[str], Any]
+Post = Callable[[str, dict[str, Any]], Any]
 
 
-def probe(api_base: str, model: str, *, fetch: Fetch | None = None) -> ServerInfo:
+def probe(api_base: str, model: str, *, fetch: Fetch | None = None,
+          post: Post | None = None) -> ServerInfo:
     """Ask the server at `api_base`; never raises for what the server does."""
-    get = fetch or _http_get(server_root(api_base))
+    root = server_root(api_base)
+    get = fetch or _http_get(root)
     answers: dict[str, Any] = {}
     for path in PROBES:
         answer = get(path)
@@ -149,10 +212,30 @@ def probe(api_base: str, model: str, *, fetch: Fetch | None = None) -> ServerInf
             break  # nothing listens: the run's own call will say so, with its hint
         if answer is not None:
             answers[path] = answer
+    if isinstance(answers.get("/api/version"), Mapping):  # Ollama: ask about the model
+        shown = (post or _http_post(root))(OLLAMA_SHOW, {"model": bare_name(model)})
+        if isinstance(shown, Mapping):
+            answers[OLLAMA_SHOW] = shown
     return identify(answers, model)
 
 
+def bare_name(model: str) -> str:
+    """The name a server knows a model by: `ollama/qwen2.5-coder:1.5b` → `qwen2.5-coder:1.5b`."""
+    return model.split("/", 1)[1] if "/" in model else model
+
+
 UNREACHABLE = object()
+
+
+def _http_post(root: str) -> Post:
+    def post(path: str, body: dict[str, Any]) -> Any:
+        try:
+            response = httpx.post(root + path, json=body, timeout=PROBE_TIMEOUT_S)
+            return response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            return None
+
+    return post
 
 
 def _http_get(root: str) -> Fetch:

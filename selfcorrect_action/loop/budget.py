@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from selfcorrect_action.llm.errors import LLMRequestError
 from selfcorrect_action.llm.models import ChatMessage, ModelTiers
 from selfcorrect_action.loop.state import LLMCall, Usage
 
@@ -27,8 +28,17 @@ def no_limits(model: str) -> tuple[int | None, int | None]:
     return None, None
 
 
-class PromptTooLong(Exception):
-    """The prompt alone leaves no room for a useful answer in the model's context window."""
+class PromptTooLong(LLMRequestError):
+    """The prompt alone leaves no room for a useful answer in the model's context window
+    (found before the call, or taught by the model's refusal): a step that can shorten its
+    prompt catches it (loop/generate.py); for the others it ends the run as it always did."""
+
+    def __init__(self, message: str, *, window: int | None = None,
+                 prompt_tokens: int = 0) -> None:
+        super().__init__(message, hint="use a model with a larger context window, or "
+                         "shorten the task and its input files")
+        self.window = window
+        self.prompt_tokens = prompt_tokens
 
 
 def fit_to_model(wanted: int, *, model: str, prompt_tokens: int, limits: LimitsFn) -> int:
@@ -40,7 +50,8 @@ def fit_to_model(wanted: int, *, model: str, prompt_tokens: int, limits: LimitsF
         if room < MIN_COMPLETION_TOKENS:
             raise PromptTooLong(
                 f"the prompt (about {prompt_tokens:,} tokens) leaves no room for an answer in "
-                f"{model}'s context window of {window:,} tokens")
+                f"{model}'s context window of {window:,} tokens", window=window,
+                prompt_tokens=prompt_tokens)
         allowed = min(allowed, room)
     return allowed
 

@@ -82,6 +82,14 @@ def build_packet(
     return fit(packet)
 
 
+def smallest(packet: RepairPacket) -> RepairPacket:
+    """`packet` with every shrink applied: what a prompt that must fit a small context
+    window says of the failure (its category, where, the start of its evidence)."""
+    for shrink in _SHRINKS:
+        packet = shrink(packet)
+    return packet
+
+
 def render_packet(packet: RepairPacket) -> str:
     return render(TEMPLATE, packet=packet)
 

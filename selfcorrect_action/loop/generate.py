@@ -7,16 +7,18 @@ from __future__ import annotations
 
 import ast
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 
 from selfcorrect_action.llm.models import ChatRequest, ChatResponse
 from selfcorrect_action.loop.answer_shape import AnswerShape, read_answer
-from selfcorrect_action.loop.code_request import CodeRequest, code_request, cut_at_stops
+from selfcorrect_action.loop.budget import PromptTooLong
+from selfcorrect_action.loop.code_request import TRIMS, CodeRequest, code_request, cut_at_stops
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.function_target import target_of, with_given_code
 from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered
 from selfcorrect_action.loop.metered import MeteredLLM
+from selfcorrect_action.loop.profile import switched_to_small
 from selfcorrect_action.loop.sampling import redraw_temperature
 from selfcorrect_action.loop.state import (
     Attempt,
@@ -42,10 +44,12 @@ def generate(state: RunState, deps: Deps) -> RunState:
     deps.on_event("generate", f"attempt {index}/{state.max_attempts}: {step.strategy.value} "
                   f"with the {step.tier} model")
     llm = metered(state, deps)
-    built = code_request(state, step, deps)
-    drawn = _draw(state, deps, llm, built, index)
+    drawn = _draw(state, deps, llm, step, index)
     if isinstance(drawn, RunEnded):
         return drawn.state
+    if isinstance(drawn, PromptTooLong):
+        return _too_long(state, step, index, llm, drawn)
+    state, drawn = _small_if_unrunnable(state, deps, llm, step, index, drawn)
     reply, request, shape = drawn.reply, drawn.request, drawn.shape
     code = shape.code
     refused = drawn.redrawn
@@ -62,6 +66,7 @@ def generate(state: RunState, deps: Deps) -> RunState:
         code_sha=code_sha(code if code.strip() else reply.text),
         base_attempt=step.base_attempt, reason=step.reason, llm_calls=llm.calls,
         rejected=refused, temperature=request.temperature,
+        prompt_trimmed=list(drawn.trimmed),
     )
     attempt = _mark_cycle_or_empty(state, attempt, oversized=oversized,
                                    shape_problem=shape.problem)
@@ -79,17 +84,61 @@ class _Drawn:
     request: ChatRequest  # the one that got `reply` (a redraw's is warmer)
     shape: AnswerShape
     redrawn: list[RejectedReply]  # the answers drawn again, each with why
+    trimmed: tuple[str, ...] = ()  # what the prompt left out to fit the context window
 
 
-def _draw(state: RunState, deps: Deps, llm: MeteredLLM, built: CodeRequest, index: int
-          ) -> _Drawn | RunEnded:
+def _fitting(state: RunState, deps: Deps, llm: MeteredLLM, step: NextStep, index: int
+             ) -> tuple[CodeRequest, ChatResponse] | RunEnded | PromptTooLong:
+    """The first answer, to the whole prompt or, where it does not fit the model's context
+    window (as the run knows it, or as the model's refusal said), to one that leaves out
+    more of code_request.TRIMS at each step; PromptTooLong when even the shortest does not
+    fit."""
+    too_long: PromptTooLong | None = None
+    for trim in range(len(TRIMS) + 1):
+        built = code_request(state, step, deps, trim=trim)
+        try:
+            reply = call_or_end(state, llm, partial(llm.complete, built.request))
+        except PromptTooLong as exc:
+            too_long = exc
+            if trim < len(TRIMS):
+                window = f" of {exc.window:,} tokens" if exc.window else ""
+                deps.on_event("generate", f"attempt {index}: the prompt does not fit the "
+                              f"model's context window{window}: leaving out {TRIMS[trim]}")
+            continue
+        if isinstance(reply, RunEnded):
+            return reply
+        return built, reply
+    assert too_long is not None
+    return too_long
+
+
+def _too_long(state: RunState, step: NextStep, index: int, llm: MeteredLLM,
+              exc: PromptTooLong) -> RunState:
+    """No prompt fitted: a failed attempt (resource: the next one is a rethink, shorter
+    still), not the end of the run; its code is none and unique, so it is no cycle."""
+    evidence = (f"the prompt did not fit the model's context window even with "
+                f"{', '.join(TRIMS)} left out: {exc.message}")
+    verdict = Verdict(passed=False, failed_layer="execution", category=Category.RESOURCE,
+                      evidence=evidence)
+    attempt = Attempt(index=index, strategy=step.strategy, tier=step.tier,
+                      model=state.models.for_tier(step.tier), code="",
+                      code_sha=code_sha(f"no prompt fitted: attempt {index}"),
+                      base_attempt=step.base_attempt, reason=step.reason,
+                      llm_calls=llm.calls, verdict=verdict, prompt_trimmed=list(TRIMS))
+    return evolve(state, {"attempts": [*state.attempts, attempt],
+                          "usage": count_retry(llm.usage, step.strategy), "next_step": None})
+
+
+def _draw(state: RunState, deps: Deps, llm: MeteredLLM, step: NextStep, index: int
+          ) -> _Drawn | RunEnded | PromptTooLong:
     """The answer this attempt runs: the first one, or while it is not runnable Python
     (no code, an echo, a SyntaxError) and the run's redraws last, a fresh one a step
     warmer (the same prompt at temperature 0 gives the same answer)."""
+    first = _fitting(state, deps, llm, step, index)
+    if isinstance(first, RunEnded | PromptTooLong):
+        return first
+    built, reply = first
     request = built.request
-    reply = call_or_end(state, llm, lambda: llm.complete(request))
-    if isinstance(reply, RunEnded):
-        return reply
     shape = _shape(state, built, reply.text)
     redrawn: list[RejectedReply] = []
     for draw in range(1, state.redraws + 1):
@@ -101,7 +150,10 @@ def _draw(state: RunState, deps: Deps, llm: MeteredLLM, built: CodeRequest, inde
         deps.on_event("generate", f"attempt {index}: the answer is not runnable Python "
                       f"({shorten(problem, 100)}): asking again at temperature "
                       f"{warmer.temperature} ({draw} of {state.redraws})")
-        again = call_or_end(state, llm, partial(llm.complete, warmer))
+        try:
+            again = call_or_end(state, llm, partial(llm.complete, warmer))
+        except PromptTooLong:
+            break  # the window shrank meanwhile: the attempt keeps the answer it has
         if isinstance(again, RunEnded):
             break  # the budget is spent: the attempt keeps the answer it has
         redrawn.append(RejectedReply.of(
@@ -109,7 +161,31 @@ def _draw(state: RunState, deps: Deps, llm: MeteredLLM, built: CodeRequest, inde
             reply.text, reply.finish_reason))
         reply, request = again, warmer
         shape = _shape(state, built, reply.text)
-    return _Drawn(reply, request, shape, redrawn)
+    return _Drawn(reply, request, shape, redrawn, built.trimmed)
+
+
+def _small_if_unrunnable(state: RunState, deps: Deps, llm: MeteredLLM, step: NextStep,
+                         index: int, drawn: _Drawn) -> tuple[RunState, _Drawn]:
+    """Where nothing said the model's size (state.profile_open), its first answer that is
+    not runnable Python switches the run to the small profile, and the attempt is drawn
+    again that way; the answer it replaces is kept with why (loop/profile.py)."""
+    if not state.profile_open:
+        return state, drawn
+    problem = drawn.shape.problem or syntax_problem(drawn.shape.code, state.output_name)
+    if problem is None:
+        return evolve(state, {"profile_open": False,
+                              "profile_reason": f"standard: the model's size was unknown, and "
+                              f"its first answer (attempt {index}) was runnable Python"}), drawn
+    small = switched_to_small(state, index, shorten(problem, 200))
+    deps.on_event("generate", f"attempt {index}: the answer is not runnable Python "
+                  f"({shorten(problem, 100)}), and nothing says how big the model is: "
+                  "asking the small profile's way from now on")
+    again = _draw(small, deps, llm, step, index)
+    if isinstance(again, RunEnded | PromptTooLong):
+        return small, drawn  # the budget is spent: the attempt keeps the answer it has
+    first = RejectedReply.of(drawn.request.purpose, f"{problem}; asked again with the small "
+                             "profile", drawn.reply.text, drawn.reply.finish_reason)
+    return small, replace(again, redrawn=[*drawn.redrawn, first, *again.redrawn])
 
 
 def _say_what_came(deps: Deps, attempt: Attempt) -> None:

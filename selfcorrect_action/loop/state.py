@@ -54,7 +54,11 @@ from selfcorrect_action.taxonomy import Category, TestOutcome, Verdict
 # resume`, saying which attempts came from the earlier run, which one was executed again,
 # what was spent before, what was played back from its recording, and the budget added.
 # Older runs were never resumed this way (none).
-SCHEMA_VERSION = 10
+# 11: what a small model taught the run (issue 38): the server's `context_tokens`, each
+# attempt's `prompt_trimmed` (what its prompt left out to fit the context window), and the
+# run's `profile_reason` and `profile_open` (why its profile, and whether the model's
+# first answer may still switch it to small). Older runs: none left out, no reason said.
+SCHEMA_VERSION = 11
 
 
 class Status(StrEnum):
@@ -185,6 +189,9 @@ class Attempt(_Record):
     diff: str = ""
     review: ReviewOutcome | None = None
     regressions: list[str] = Field(default_factory=list)
+    # What its prompt left out to fit the model's context window (loop/code_request.py's
+    # TRIMS, in order; issue 38), none when the whole prompt fitted.
+    prompt_trimmed: list[str] = Field(default_factory=list)
 
 
 class Origin(_Record):
@@ -309,6 +316,11 @@ class RunState(BaseModel):
     profile: Literal["standard", "small"] = "standard"
     generation: Literal["chat", "completion"] = "chat"
     server: ServerInfo | None = None
+    # Why that profile (issue 38): a setting, what the server or the name says of the
+    # model's size, or, where nothing says it, the model's own answers: `profile_open`
+    # while the first unrunnable answer may still switch the run to small (loop/profile.py).
+    profile_reason: str = ""
+    profile_open: bool = False
     # How many times a generation whose answer is not runnable Python (no code, an echo, a
     # SyntaxError) is asked again, warmer, before it counts as a failed attempt: a fresh
     # draw costs a small model's few hundred tokens and no sandbox run; a repair round costs

@@ -297,7 +297,17 @@ def _in_progress(state: RunState, attempt: Attempt) -> bool:
 
 
 def _reason(state: RunState, attempt: Attempt) -> str:
-    """Why it was made: reflect's reason as stored, else what the previous packet asked for."""
+    """Why it was made: reflect's reason as stored, else what the previous packet asked
+    for; and what its prompt left out to fit the model's context window (issue 38)."""
+    why = _why(state, attempt)
+    if attempt.prompt_trimmed:
+        why += ("; " if why else "") + ("its prompt was shortened to fit the model's "
+                                         "context window, leaving out "
+                                         + ", ".join(attempt.prompt_trimmed))
+    return why
+
+
+def _why(state: RunState, attempt: Attempt) -> str:
     if attempt.reason:
         return attempt.reason
     if attempt.strategy is Strategy.INITIAL:

@@ -72,8 +72,9 @@ def load_run_json(text: str) -> RunState:
 
 # 9 only added fields with defaults (issue 36: the version, the input and test digests,
 # the image, the final check): a version 8 run is the same run, recording none of them.
-# 10 only added `resumes` (issue 37): a version 9 run was never resumed.
-READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, SCHEMA_VERSION)
+# 10 only added `resumes` (issue 37): a version 9 run was never resumed. 11 only added
+# `prompt_trimmed`, `context_tokens`, `profile_reason` and `profile_open` (issue 38).
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, SCHEMA_VERSION)
 
 
 def upgraded(data: dict[str, Any]) -> dict[str, Any]:

@@ -213,6 +213,7 @@ def _summary(state: RunState) -> list[Row]:
         Row("cost", cost),
         Row("wall time", text.wall_time(state.started_at, state.finished_at)),
         Row("models", _models_row(state)),
+        *([Row("profile", state.profile_reason)] if state.profile_reason else []),
         Row("sandbox runtime", "runsc (gVisor)" if state.runtime == "runsc" else state.runtime),
         Row("frozen tests", _tests_row(state)),
         Row("task spec", state.spec_source),

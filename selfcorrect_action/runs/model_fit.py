@@ -16,15 +16,12 @@ from typing import Literal
 
 from selfcorrect_action.llm.server_probe import ServerInfo, params_in_name
 from selfcorrect_action.loop.function_target import target_of
+from selfcorrect_action.loop.profile import OPEN_REASON, SMALL_REDRAWS
 from selfcorrect_action.loop.state import RunState
 from selfcorrect_action.records import evolve
 from selfcorrect_action.runs.settings import RunSettings
 
 SMALL_MODEL_PARAMS = 3_000_000_000
-# Fresh answers a small model's unrunnable one gets within its attempt (loop/generate.py).
-# Two: on HumanEval/0-12, 12 of SmolLM2-135M's 18 unrunnable first answers were rescued by a
-# warmer draw: 9 by the first, 3 more by the second.
-SMALL_REDRAWS = 2
 
 
 def fitted(state: RunState, settings: RunSettings, server: ServerInfo | None,
@@ -32,10 +29,14 @@ def fitted(state: RunState, settings: RunSettings, server: ServerInfo | None,
     """The state with its profile, generation and server decided. `recorded`: what a
     replayed recording's header says the run decided, which `auto` takes as it was."""
     recorded = recorded or {}
-    profile = profile_for(state, settings, server)
+    profile, reason = profile_for(state, settings, server)
     generation = generation_for(state, settings, server)
+    is_open = reason == OPEN_REASON
     if settings.profile == "auto" and recorded.get("profile") in ("standard", "small"):
         profile = "small" if recorded["profile"] == "small" else "standard"
+        # A replay decides as its recording did, switching where it switched.
+        is_open = recorded.get("profile_open") == "1"
+        reason = OPEN_REASON if is_open else f"{profile}, as the recording was made"
     if settings.generation is None and state.spec.generation in (None, "auto") and \
             recorded.get("generation") in ("chat", "completion"):
         generation = "completion" if recorded["generation"] == "completion" else "chat"
@@ -43,7 +44,8 @@ def fitted(state: RunState, settings: RunSettings, server: ServerInfo | None,
     redraws = (int(recorded["redraws"]) if "redraws" in recorded
                else SMALL_REDRAWS if profile == "small" else 0)
     return evolve(state, {"profile": profile, "generation": generation, "server": server,
-                          "redraws": redraws})
+                          "redraws": redraws, "profile_reason": reason,
+                          "profile_open": is_open})
 
 
 RunProfile = Literal["standard", "small"]
@@ -51,11 +53,20 @@ RunGeneration = Literal["chat", "completion"]
 
 
 def profile_for(state: RunState, settings: RunSettings, server: ServerInfo | None
-                ) -> RunProfile:
+                ) -> tuple[RunProfile, str]:
+    """The profile, and why: the setting; else the model's size as the server or the
+    model's name says it; else standard until an answer says otherwise (OPEN_REASON)."""
     if settings.profile == "small" or settings.profile == "standard":
-        return settings.profile
-    params = (server.model_params if server else None) or params_in_name(state.models.cheap)
-    return "small" if params is not None and params <= SMALL_MODEL_PARAMS else "standard"
+        return settings.profile, f"{settings.profile}, as set"
+    said = server.model_params if server else None
+    params = said or params_in_name(state.models.cheap)
+    if params is None:
+        return "standard", OPEN_REASON
+    profile: RunProfile = "small" if params <= SMALL_MODEL_PARAMS else "standard"
+    source = "the server says" if said else "its name says"
+    return profile, (f"{profile}: {source} the model has {params / 1e9:g}B parameters "
+                     f"({'at most' if profile == 'small' else 'over'} "
+                     f"{SMALL_MODEL_PARAMS / 1e9:g}B)")
 
 
 def generation_for(state: RunState, settings: RunSettings, server: ServerInfo | None

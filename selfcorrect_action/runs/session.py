@@ -23,6 +23,7 @@ from selfcorrect_action.loop.budget import LimitsFn, PriceFn, no_limits, unprice
 from selfcorrect_action.loop.deps import Deps, Executor, no_price
 from selfcorrect_action.loop.orchestrator import run_loop
 from selfcorrect_action.loop.state import RunState
+from selfcorrect_action.loop.windows import ContextWindows
 from selfcorrect_action.records import evolve
 from selfcorrect_action.repair.repository import Snapshot
 from selfcorrect_action.runs.cancel import CancelToken
@@ -147,7 +148,8 @@ class RunSession:
         deps = self._opened()
         state = fitted(state, self.settings, self.server, recorded_fit(self.settings))
         self._fit.update(profile=state.profile, generation=state.generation,
-                         redraws=str(state.redraws))
+                         redraws=str(state.redraws),
+                         profile_open="1" if state.profile_open else "0")
         if state.profile != "standard" or state.generation != "chat":
             deps.on_event("llm", f"asking for code with the {state.profile} profile, "
                           f"{state.generation} generation")
@@ -254,7 +256,8 @@ class RunSession:
         scratch = self._stack.enter_context(
             tempfile.TemporaryDirectory(prefix="selfcorrect-run-"))
         deps = loop_deps(llm, sandbox, Path(scratch), self.settings, inputs=self._inputs,
-                         events=self.events, cancel=self.cancel, priced=self._priced)
+                         events=self.events, cancel=self.cancel, priced=self._priced,
+                         served_window=self.server.context_tokens if self.server else None)
         deps.repository, deps.image = self._repository, image
         if self._checkpoint is not None:
             deps.on_step = self._checkpoint.save
@@ -319,8 +322,10 @@ def recorded_fit(settings: RunSettings) -> Mapping[str, str]:
     from selfcorrect_action.llm.recording import read_recording
 
     header = read_recording(settings.replay).header
-    fit = {name: value for name, value in (("profile", header.profile),
+    fit: dict[str, str] = {name: value for name, value in (("profile", header.profile),
                                            ("generation", header.generation)) if value}
+    if header.profile_open:
+        fit["profile_open"] = "1"
     return {**fit, "redraws": str(header.redraws or 0)}
 
 
@@ -346,14 +351,17 @@ def llm_client(models: ModelTiers, settings: RunSettings, *, secrets: Sequence[s
 
 def loop_deps(llm: LLM, sandbox: Executor, work_root: Path, settings: RunSettings, *,
               inputs: Sequence[InputFile] = (), events: RunEvents | None = None,
-              cancel: CancelToken | None = None, priced: bool = True) -> Deps:
+              cancel: CancelToken | None = None, priced: bool = True,
+              served_window: int | None = None) -> Deps:
     """What the loop's steps get. A replayed run is not held to live models' limits (its
     answers were made by whatever model recorded them); `priced=False` leaves its calls
-    unpriced, for replays whose tiers do not name the model that answered."""
+    unpriced, for replays whose tiers do not name the model that answered.
+    `served_window`: the context window the server at the API base said it serves."""
     events = events or RunEvents()
     return Deps(llm=llm, sandbox=sandbox, work_root=work_root, inputs=list(inputs),
                 price=_price() if priced else no_price,
-                limits=no_limits if settings.replaying else _limits(),
+                limits=ContextWindows(no_limits) if settings.replaying else ContextWindows(
+                    _limits(), served=served_window),
                 sees_images=_sees_images(), on_event=events.on_event,
                 on_state=events.on_state,
                 check_cancelled=(cancel or CancelToken()).check)

@@ -170,6 +170,7 @@ class _Script:
     behaviours: deque[Behaviour] = field(default_factory=deque)
     received: list[ReceivedRequest] = field(default_factory=list)
     overruns: int = 0
+    refused: int = 0  # requests over the context window, refused (not from the script)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def next_for(self, request: ReceivedRequest) -> Behaviour | None:
@@ -203,6 +204,13 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_json(404, {"error": {"message": f"no route {request.path}"}})
             return
         self.current_body = request.body
+        refusal = self.server.window.refusal(request.body) if self.server.window else None
+        if refusal is not None:
+            with self.server.script.lock:
+                self.server.script.received.append(request)
+                self.server.script.refused += 1
+            self.send_json(400, refusal)
+            return
         behaviour = self.server.script.next_for(request)
         if behaviour is None:
             self.send_json(500, {"error": {"message": "fake server: script exhausted"}})
@@ -247,11 +255,39 @@ class _Handler(BaseHTTPRequestHandler):
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, script: _Script, identity: dict[str, Any]) -> None:
+    def __init__(self, script: _Script, identity: dict[str, Any],
+                 window: ContextWindow | None = None) -> None:
         super().__init__(("127.0.0.1", 0), _Handler)
         self.script = script
         self.identity = identity
+        self.window = window
         self.stopping = threading.Event()
+
+
+@dataclass(frozen=True)
+class ContextWindow:
+    """A server's context window, as llama-cpp-python enforces it: a request whose prompt
+    (counted at `chars_per_token`, fewer characters a token than selfcorrect's estimate
+    takes, as a real tokenizer may on code) and max_tokens exceed `tokens` is refused with
+    its 400, in OpenAI's words, before any scripted behaviour is used."""
+
+    tokens: int
+    chars_per_token: float = 2.5
+
+    def refusal(self, body: dict[str, Any]) -> dict[str, Any] | None:
+        text = body.get("prompt") or "".join(str(m.get("content", ""))
+                                             for m in body.get("messages", []))
+        prompt = int(len(str(text)) / self.chars_per_token) + 4 * len(body.get("messages", []))
+        wanted = int(body.get("max_tokens") or 0)
+        if prompt + wanted <= self.tokens:
+            return None
+        return {"error": {
+            "message": f"This model's maximum context length is {self.tokens} tokens, however "
+                       f"you requested {prompt + wanted} tokens ({prompt} in your prompt; "
+                       f"{wanted} for the completion). Please reduce your prompt; or "
+                       "completion length.",
+            "type": "invalid_request_error", "param": "messages",
+            "code": "context_length_exceeded"}}
 
 
 class FakeOpenAIServer:
@@ -260,8 +296,10 @@ class FakeOpenAIServer:
     ``identity``: GET path → JSON answer, as a particular server answers its own paths
     (LLAMA_CPP_PYTHON); every other GET is 404, as an unknown server's would be."""
 
-    def __init__(self, identity: dict[str, Any] | None = None) -> None:
+    def __init__(self, identity: dict[str, Any] | None = None, *,
+                 window: ContextWindow | None = None) -> None:
         self._identity = identity or {}
+        self._window = window
         self._script = _Script()
         self._server: _Server | None = None
         self._thread: threading.Thread | None = None
@@ -274,7 +312,7 @@ class FakeOpenAIServer:
         self.stop()
 
     def start(self) -> None:
-        self._server = _Server(self._script, self._identity)
+        self._server = _Server(self._script, self._identity, self._window)
         # A short poll interval: shutdown() waits up to one interval, for every test.
         self._thread = threading.Thread(
             target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
@@ -309,6 +347,10 @@ class FakeOpenAIServer:
     @property
     def overruns(self) -> int:
         return self._script.overruns
+
+    @property
+    def refused(self) -> int:
+        return self._script.refused
 
     @property
     def pending(self) -> int:

@@ -115,3 +115,62 @@ def test_a_real_http_probe_finds_llama_cpp_pythons_server(llama_like: str) -> No
     info = probe(llama_like, "openai/smollm2")
     assert (info.kind, info.version, info.structured_output) == (
         "llama-cpp-python", "0.3.36", "json-object-schema")
+
+
+def test_servers_say_their_context_window_and_model_size_where_they_can() -> None:
+    """Issue 38: llama.cpp's /props n_ctx and /v1/models meta.n_params (under any alias),
+    vLLM's max_model_len, Ollama's /api/show (num_ctx, else its default; the parameter
+    size); llama-cpp-python says neither under an alias."""
+    llama_cpp = {"/props": {"default_generation_settings": {"n_ctx": 4096},
+                            "model_path": "/m/model.gguf"},
+                 "/v1/models": {"data": [{"id": "local", "owned_by": "llamacpp",
+                                          "meta": {"n_params": 134_515_008,
+                                                   "n_ctx_train": 8192}}]}}
+    info = identify(llama_cpp, "openai/local")
+    assert (info.context_tokens, info.model_params) == (4096, 134_515_008)
+    assert "a context window of 4,096 tokens" in info.described()
+    vllm = {"/v1/models": {"data": [{"id": "q", "owned_by": "vllm", "max_model_len": 32768}]}}
+    assert identify(vllm, "openai/q").context_tokens == 32768
+    shown = {"details": {"parameter_size": "494.03M"}, "parameters": "num_ctx 8192\nstop x"}
+    ollama = {"/api/version": {"version": "0.6.1"}, "/api/show": shown}
+    info = identify(ollama, "ollama/qwen2.5:0.5b")
+    assert (info.context_tokens, info.model_params) == (8192, 494_030_000)
+    unset = {"/api/version": {"version": "0.6.1"}, "/api/show": {"parameters": ""}}
+    assert identify(unset, "ollama/x").context_tokens == 2048
+    aliased = identify(LLAMA_CPP_PYTHON, "openai/smollm2")
+    assert (aliased.context_tokens, aliased.model_params) == (None, None)
+
+
+def test_ollama_is_asked_about_the_model_by_its_own_name() -> None:
+    posted: list[tuple[str, dict[str, Any]]] = []
+
+    def fetch(path: str) -> Any:
+        return {"version": "0.6.1"} if path == "/api/version" else None
+
+    def post(path: str, body: dict[str, Any]) -> Any:
+        posted.append((path, body))
+        return {"details": {"parameter_size": "135M"}, "parameters": "num_ctx 4096"}
+
+    info = probe("http://127.0.0.1:11434/v1", "ollama/smollm2:135m", fetch=fetch, post=post)
+    assert posted == [("/api/show", {"model": "smollm2:135m"})]
+    assert (info.kind, info.context_tokens, info.model_params) == (
+        "ollama", 4096, 135_000_000)
+
+
+def test_a_refusal_says_the_window_and_the_prompt_it_counted() -> None:
+    from selfcorrect_action.llm.context_window import (
+        is_context_refusal,
+        prompt_tokens_in,
+        window_in,
+    )
+
+    openai_words = ("This model's maximum context length is 4096 tokens, however you "
+                    "requested 5000 tokens (4200 in your prompt; 800 for the completion).")
+    assert (window_in(openai_words), prompt_tokens_in(openai_words)) == (4096, 4200)
+    library = "Requested tokens (5000) exceed context window of 4096"
+    assert (window_in(library), prompt_tokens_in(library)) == (4096, 5000)
+    server = "the request exceeds the available context size (8192 tokens)"
+    assert window_in(server) == 8192
+    assert is_context_refusal(server) and is_context_refusal(openai_words)
+    assert not is_context_refusal("model 'x' not found")
+    assert window_in("context length exceeded") is None

@@ -131,7 +131,7 @@ def test_the_live_state_keeps_its_host_paths(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("version", "shown"), [(11, "11"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
+    ("version", "shown"), [(12, "12"), (0, "0"), (True, "True"), ("1", "'1'"), (None, "None")]
 )
 def test_an_unknown_schema_version_is_refused_clearly(
     tmp_path: Path, version: object, shown: str
@@ -145,7 +145,7 @@ def test_an_unknown_schema_version_is_refused_clearly(
     assert isinstance(caught.value, UsageError)
     assert caught.value.message == (
         f"run.json has schema version {shown}; this selfcorrect reads versions 1, 2, 3, 4, "
-        f"5, 6, 7, 8, 9, {SCHEMA_VERSION}"
+        f"5, 6, 7, 8, 9, 10, {SCHEMA_VERSION}"
     )
     assert caught.value.hint is not None and "re-run the task" in caught.value.hint
 
@@ -160,7 +160,7 @@ def test_a_version_1_run_is_read_as_one_whose_tests_shared_the_candidates_proces
 
     state = load_run_json(json.dumps(data))
 
-    assert state.schema_version == SCHEMA_VERSION == 10
+    assert state.schema_version == SCHEMA_VERSION == 11
     assert state.spec.isolation == "in-process"
     fresh = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
     assert fresh["schema_version"] == SCHEMA_VERSION and fresh["spec"]["isolation"] == "process"
@@ -316,7 +316,7 @@ def test_a_version_9_run_records_its_inputs_image_version_and_final_check(
     """Issue 36: what a later `selfcorrect verify` compares, in run.json as written."""
     data = json.loads(run_json(_recorded_run(tmp_path), secrets=SECRETS))
 
-    assert data["schema_version"] == SCHEMA_VERSION == 10
+    assert data["schema_version"] == SCHEMA_VERSION == 11
     assert data["selfcorrect_version"] == "0.1.0"
     assert data["input_digests"] == [{"path": "data/sales.csv", "sha256": "a" * 64}]
     assert data["test_digests"] == [{"path": "tests/test_chart.py", "sha256": "b" * 64}]
@@ -335,6 +335,19 @@ def test_a_version_9_run_reads_as_one_never_resumed(tmp_path: Path) -> None:
     assert state.schema_version == SCHEMA_VERSION and state.resumes == []
     assert state.max_attempts == 1 + state.spec.budget.patch_attempts + \
         state.spec.budget.rethink_attempts
+
+
+def test_a_version_10_run_reads_as_one_whose_prompts_were_whole(tmp_path: Path) -> None:
+    """Issue 38's fields are optional: a version 10 run left nothing out of a prompt and
+    said no reason for its profile."""
+    data = json.loads(run_json(passing_run(tmp_path), secrets=SECRETS))
+    data["schema_version"] = 10
+    for attempt in data["attempts"]:
+        del attempt["prompt_trimmed"]
+    del data["profile_reason"], data["profile_open"]
+    state = load_run_json(json.dumps(data))
+    assert state.schema_version == SCHEMA_VERSION
+    assert all(a.prompt_trimmed == [] for a in state.attempts) and state.profile_reason == ""
 
 
 def test_a_resumed_run_records_what_came_from_the_earlier_one(tmp_path: Path) -> None:

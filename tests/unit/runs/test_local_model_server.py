@@ -176,3 +176,45 @@ def test_completion_continues_the_functions_start_and_replays_as_it_was(
     assert wrong.status.value == "error" and wrong.error_exit_code == 2
     assert "recorded a completion request, but the run asked for a chat one" in (
         wrong.stop_reason)
+
+
+def test_a_model_under_an_alias_is_switched_to_small_by_its_first_unrunnable_answer(
+        tmp_path: Path) -> None:
+    """Issue 38: llama-cpp-python serving SmolLM2 as `smollm2` says nothing of its size, so
+    `auto` starts standard; the first answer that is not Python switches the run to the
+    small profile's handling at once (the attempt drawn again the small way), recorded in
+    run.json and the reports, and its replay switches where it did."""
+    record = tmp_path / "switched.jsonl"
+    once = {**FUNCTION_SPEC, "budget": {"patch_attempts": 0, "rethink_attempts": 0}}
+    prose = ModelReply("Sure! To double a number you multiply it by two.")
+    with FakeOpenAIServer(identity=LLAMA_CPP_PYTHON) as server:
+        server.script(prose, ModelReply("```python\n" + STUB + "    return 2 * x\n```"))
+        state, said = _run(tmp_path, once, server, record=record,
+                           model="openai/smollm2", generation="chat")
+        standard, small = (request.body for request in server.requests)
+    assert state.profile == "small" and not state.profile_open
+    assert state.profile_reason.startswith("small since attempt 1: the model's size was "
+                                           "unknown")
+    assert len(small["messages"][0]["content"]) < 200 < len(standard["messages"][0]["content"])
+    assert small["temperature"] == 0.0 and state.redraws == 2
+    (attempt,) = state.attempts
+    assert "return 2 * x" in attempt.code  # the small way's answer is the one run
+    assert "asked again with the small profile" in attempt.rejected[0].reason
+    assert any("asking the small profile's way" in line for line in said)
+    run_json = json.loads((tmp_path / "run-0" / "out" / "run.json").read_text())
+    assert run_json["profile"] == "small" and "small since attempt 1" in \
+        run_json["profile_reason"]
+    assert "small since attempt 1" in (tmp_path / "run-0" / "out" / "AUDIT.md").read_text()
+    assert read_recording(record).header.profile_open is True
+    again, _ = _run(tmp_path, once, None, replay=record, model=None)
+    assert again.profile == "small" and again.attempts[0].rejected[0].text == prose.content
+
+
+def test_a_model_of_unknown_size_that_answers_python_stays_standard(tmp_path: Path) -> None:
+    with FakeOpenAIServer(identity=LLAMA_CPP_PYTHON) as server:
+        server.script(ModelReply("```python\n" + STUB + "    return 2 * x\n```"))
+        state, _ = _run(tmp_path, {**FUNCTION_SPEC, "budget": {"patch_attempts": 0,
+                                                               "rethink_attempts": 0}},
+                        server, model="openai/local", generation="chat")
+    assert state.profile == "standard" and not state.profile_open
+    assert "first answer (attempt 1) was runnable Python" in state.profile_reason
