@@ -12,14 +12,18 @@ from __future__ import annotations
 import base64
 import functools
 import hashlib
+import re
 
 import jinja2
-from markupsafe import Markup
+from markupsafe import Markup, escape
 
 from selfcorrect_action.resources import templates_dir
 
 STYLE = "viewer/viewer.css"
 INDEX_SCRIPT = "viewer/index.js"
+# Where a long path, test id or model name may break across lines (issue 38): after a
+# separator that has text on both sides. Table cells never break inside a word.
+_BREAK_AFTER = re.compile(r"(?<=\S)([/_-])(?=\S)")
 
 
 @functools.cache
@@ -32,7 +36,15 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["breakable"] = breakable
     return env
+
+
+def breakable(value: object) -> Markup:
+    """`value` as escaped text with a <wbr> after each `/`, `-` and `_` inside it: a path or
+    a hash wraps there, never mid-word. Escaped first, so the <wbr> are the only markup
+    (an escaped entity holds none of the three characters)."""
+    return Markup(_BREAK_AFTER.sub(r"\1<wbr>", str(escape(str(value)))))
 
 
 @functools.cache

@@ -26,6 +26,7 @@ from selfcorrect_action.viewer import site
 from selfcorrect_action.viewer.charts import Chart, Point, bar_chart
 from selfcorrect_action.viewer.files import AttemptFiles, StripItem, attempt_files, picture_strip
 from selfcorrect_action.viewer.html import render_html
+from selfcorrect_action.viewer.repair import RepairPage, repair_page, without_own_report
 
 PAGE_TEMPLATE = "viewer/run.html.j2"
 FIRST_IN_FULL = 10
@@ -53,6 +54,7 @@ class PageView:
     cost: Chart
     repository: str
     generator: str
+    repair: RepairPage | None  # kind repair: the rewritten files, the baseline's failures
 
 
 def render_page(state: RunState, artifacts: Sequence[KeptArtifact], *,
@@ -70,6 +72,7 @@ def render_page(state: RunState, artifacts: Sequence[KeptArtifact], *,
 def page_view(state: RunState, artifacts: Sequence[KeptArtifact], *,
               secrets: Sequence[str] = ()) -> PageView:
     """From an already redacted state (report/run_json.redacted_state)."""
+    state = without_own_report(state)
     shown = in_full([attempt.index for attempt in state.attempts])
     run = run_view(state, in_full=shown)
     results = {a.index: result_class(a) for a in run.attempts}
@@ -92,6 +95,7 @@ def page_view(state: RunState, artifacts: Sequence[KeptArtifact], *,
                        "some calls had no known price: their cost is not in the bars"),
         repository=state.origin.repository if state.origin else "",
         generator=f"selfcorrect {__version__}, run.json schema {SCHEMA_VERSION}",
+        repair=repair_page(state, shown),
     )
 
 

@@ -11,18 +11,24 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.fileio import write_atomically
 from selfcorrect_action.history.entry import HistoryEntry
-from selfcorrect_action.loop.state import Status
+from selfcorrect_action.loop.state import RunState, Status
+from selfcorrect_action.redact import redact
+from selfcorrect_action.report import text
 from selfcorrect_action.viewer.html import INDEX_SCRIPT, render_html
+from selfcorrect_action.viewer.repair import what_changed
 
 INDEX_TEMPLATE = "viewer/index.html.j2"
 MARKER = ".selfcorrect-site"
 PAGES = "runs"
 OURS = frozenset({"index.html", PAGES, MARKER, ".nojekyll"})
+TASK_CHARS = 100
+LINE_CHARS = 2_000  # of a prompt read for its first line: a run.json may hold any length
+SPEC_SUFFIXES = (".yml", ".yaml")
 
 
 @dataclass(frozen=True)
@@ -30,6 +36,41 @@ class SiteRow:
     entry: HistoryEntry
     page: str  # "runs/<name>.html", or "" when the run's page could not be made
     result_class: str
+    # From the run's state when it could be read (site_row): what tells runs of one spec
+    # apart (issue 38: nine identical rows), and what a repair changed.
+    task: str = ""  # the task's first line
+    made: str = ""  # the script, or the files a repair changed; else the entry's title
+
+    @property
+    def spec_name(self) -> str:
+        """The spec file's name (its folder is in spec_folder), or the source as it is
+        ("--prompt", "issue #12")."""
+        path = PurePosixPath(self.entry.spec)
+        return path.name if path.suffix in SPEC_SUFFIXES else self.entry.spec
+
+    @property
+    def spec_folder(self) -> str:
+        path = PurePosixPath(self.entry.spec)
+        return str(path.parent) if path.suffix in SPEC_SUFFIXES and path.parent.parts else ""
+
+    @property
+    def script(self) -> str:
+        return self.made or self.entry.title
+
+
+def site_row(entry: HistoryEntry, page: str, state: RunState | None, *,
+             secrets: Sequence[str]) -> SiteRow:
+    """The index's row of a run; `state`: its run state, None when it could not be read."""
+    if state is None:
+        return SiteRow(entry, page, result_class(entry.status))
+    return SiteRow(entry, page, result_class(entry.status),
+                   task=_first_line(redact(state.spec.prompt[:LINE_CHARS], secrets=secrets)),
+                   made=_first_line(redact(what_changed(state), secrets=secrets)))
+
+
+def _first_line(words: str) -> str:
+    line = " ".join(next(iter(text.clean(words).strip().splitlines()), "").split())
+    return line if len(line) <= TASK_CHARS else line[: TASK_CHARS - 1] + "…"
 
 
 def site_index(rows: Sequence[SiteRow], *, title: str, left_out: str = "") -> str:

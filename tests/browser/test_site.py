@@ -1,7 +1,7 @@
 """The history as a static site, served as any static host would serve it (the standard
 library's HTTP server on 127.0.0.1): the index's filters narrow the list in the browser, its
-links open the runs' pages, every run is listed without JavaScript, and axe finds no serious
-violation."""
+links open the runs' pages, every run is listed without JavaScript, runs of one spec are
+told apart, and axe finds no serious violation."""
 
 from __future__ import annotations
 
@@ -15,13 +15,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 from selfcorrect_action.cli import main
-from selfcorrect_action.history.entry import SOURCE_RUN
+from selfcorrect_action.history.entry import SOURCE_RUN, entry_for
 from selfcorrect_action.history.record import record_run
 from selfcorrect_action.loop.state import RunState, Status
 from selfcorrect_action.report.run_json import run_json
+from selfcorrect_action.viewer import site as viewer_site
 from tests.browser import chrome
 from tests.browser.checks import errors, serious_violations
 from tests.unit.report.runs import exhausted_run, passing_run, stopped_run
+from tests.unit.viewer.repair_runs import repair_run
 
 if TYPE_CHECKING:
     from selenium.webdriver.chrome.webdriver import WebDriver
@@ -124,4 +126,33 @@ def test_without_javascript_every_run_is_listed(site: str) -> None:
 def test_the_index_has_no_serious_accessibility_violation(page: WebDriver, site: str,
                                                           axe_source: str) -> None:
     page.get(site)
+    assert serious_violations(page, axe_source) == []
+
+
+def test_runs_of_one_repair_spec_are_told_apart(page: WebDriver, tmp_path: Path,
+                                                axe_source: str) -> None:
+    """Issue 38: nine runs of one repair spec were nine identical rows, the script column
+    empty. Each row now says the task's first words and the run id, and what was changed."""
+    fixed = repair_run(tmp_path)
+    rows = []
+    for n in range(9):
+        state = fixed.model_copy(update={
+            "run_id": f"run-{n}", "spec_source": ".selfcorrect/tasks/fix_ordinal.yml",
+            "started_at": f"2026-12-0{n + 1}T10:00:00Z",
+            "status": Status.PASSED if n % 2 else Status.EXHAUSTED,
+            "spec": fixed.spec.model_copy(update={"prompt": f"ordinal({n + 10}) is wrong"})})
+        entry = entry_for(state, source=SOURCE_RUN, location="")
+        rows.append(viewer_site.site_row(entry, "", state, secrets=[]))
+    index = tmp_path / "index.html"
+    index.write_text(viewer_site.site_index(rows, title="history"), encoding="utf-8")
+    page.get(index.as_uri())
+    cells = page.execute_script(
+        "return [...document.querySelectorAll('#runs tbody tr')].map(r => "
+        "[r.cells[0].innerText, r.cells[2].innerText, r.cells[3].innerText])")
+    assert len({spec for _, spec, _ in cells}) == 9, cells
+    assert len({when for when, _, _ in cells}) == 9
+    assert all(spec.startswith("fix_ordinal.yml in .selfcorrect/tasks") for _, spec, _ in cells)
+    assert sorted({made for _, _, made in cells}) == [
+        "changed pkg/core.py", "repair of pkg/*.py: no change passed"]
+    assert errors(page) == []
     assert serious_violations(page, axe_source) == []

@@ -15,12 +15,15 @@ ELEMENTS = frozenset({
     "ul", "li", "dl", "dt", "dd", "table", "caption", "thead", "tbody", "tr", "th", "td",
     "details", "summary", "figure", "figcaption", "img", "div", "svg", "rect", "line", "text",
     "form", "label", "select", "option", "input", "script",
+    "wbr",  # where a long path may wrap (viewer/html.py's `breakable`, issue 38)
 })
 ATTRIBUTES = frozenset({
     "lang", "charset", "http-equiv", "content", "name", "class", "id", "href", "src", "alt",
     "aria-label", "aria-labelledby", "role", "scope", "viewbox", "x", "y", "x1", "x2", "y1",
     "y2", "width", "height", "text-anchor", "hidden", "type", "value", "data-status",
     "data-spec", "data-started",
+    "tabindex",  # a wide table's wrapper, a tab stop to scroll it from the keyboard
+    "open",  # a repair attempt's diff, shown unfolded
 })
 
 
