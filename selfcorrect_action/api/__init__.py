@@ -3,16 +3,20 @@ the same code as the command line (README, "Python API").
 
     from selfcorrect_action import api
 
-    result = api.run_task("Print the first 10 primes, one a line", model="openai/gpt-4o-mini")
+    result = api.run_task(prompt="Print the first 10 primes, one a line",
+                          model="openai/gpt-4o-mini")
     print(result.status, result.output, result.audit)
+    replayed = api.run_task(spec="examples/tasks/two_sum.yml",
+                            replay="examples/replays/two_sum.jsonl")
 
     checked = api.exec_script(Path("chart.py"), inputs=[Path("sales.csv")])
-    problems = api.validate(Path(".selfcorrect/tasks/chart.yml")).problems
+    problems = api.validate(".selfcorrect/tasks/chart.yml").problems
 
 Expected failures (a bad spec, no model configured, no Docker engine) raise
 `selfcorrect_action.errors.SelfcorrectError` subclasses, whose `message` and `hint` say what
-to do; a run that fails to pass is a RunResult, not an exception. `cancel=CancelToken()`
-lets another thread stop a run or a script: call `token.cancel()`.
+to do (`NoModelConfigured` when there is no model to call and no recording to play); a run
+that fails to pass is a RunResult, not an exception. `cancel=CancelToken()` lets another
+thread stop a run or a script: call `token.cancel()`.
 """
 
 from selfcorrect_action.api.exec import exec_script
@@ -23,6 +27,7 @@ from selfcorrect_action.api.results import (
     ValidationResult,
 )
 from selfcorrect_action.api.run import (
+    NoModelConfigured,
     PreparedTask,
     prepare_task,
     run_prepared,
@@ -42,6 +47,7 @@ from selfcorrect_action.runs.cancel import CancelToken
 __all__ = [
     "CancelToken",
     "ExecResult",
+    "NoModelConfigured",
     "PreparedTask",
     "Problem",
     "RunResult",

@@ -3,19 +3,28 @@
 
 Two steps, so a caller can refuse a bad task before queueing it (the MCP server does):
 `prepare_task` checks everything that can be checked before a token is spent and returns
-the run's id; `run_prepared` runs it. `run_task` does both.
+the run's id; `run_prepared` runs it. `run_task` does both. Both take the task as `spec=`
+or `prompt=` (api/arguments.py: README's positional str still works, with a warning).
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from selfcorrect_action.api.arguments import (
+    PathGiven,
+    PositionalTask,
+    SpecGiven,
+    as_path,
+    given_task,
+)
 from selfcorrect_action.api.results import RunResult, run_result
-from selfcorrect_action.api.tasks import Task, default_out_dir, load_task
+from selfcorrect_action.api.tasks import default_out_dir
 from selfcorrect_action.choices import Runtime
 from selfcorrect_action.errors import UsageError
 from selfcorrect_action.loop.deps import utc_now
@@ -23,6 +32,7 @@ from selfcorrect_action.records import evolve
 from selfcorrect_action.redact import redact, secrets_from_env
 from selfcorrect_action.runs import pipeline, settings
 from selfcorrect_action.runs.cancel import CancelToken
+from selfcorrect_action.runs.prepare import NO_MODEL_HINT
 from selfcorrect_action.runs.publish import run_to_folder
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
@@ -30,6 +40,16 @@ from selfcorrect_action.sandbox.egress.policy import secret_values
 from selfcorrect_action.writable_paths import writable_folder
 
 OnEvent = Callable[[str, str], None]  # (step, message), redacted: what the CLI prints
+API_NO_MODEL_HINT = (
+    "pass model='openai/gpt-4o-mini' (with OPENAI_API_KEY in the environment; any "
+    "provider/model litellm knows), or api_base='http://127.0.0.1:8080/v1' with model= for a "
+    "local server, or replay=Path('recording.jsonl') to play a recording back; a spec's "
+    "`models:` and the SELFCORRECT_MODEL variable name one too")
+
+
+class NoModelConfigured(UsageError):
+    """No model to call and no recording to play: `hint` says how to give one, in the
+    API's terms (the MCP server says it in its own)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +64,7 @@ class PreparedTask:
 
 
 def run_settings(environ: Mapping[str, str] | None = None, *, model: str | None = None,
-                 replay: Path | None = None, runtime: Runtime | None = None,
+                 replay: PathGiven | None = None, runtime: Runtime | None = None,
                  api_base: str | None = None, guidance: str | None = None,
                  record_exchanges: bool | None = None, resume: str | Path | None = None,
                  more_attempts: int = 0, more_tokens: int = 0,
@@ -57,7 +77,8 @@ def run_settings(environ: Mapping[str, str] | None = None, *, model: str | None 
     given = settings.argument_values({
         "model": model, "runtime": runtime, "api_base": api_base,
         "record_exchanges": None if record_exchanges is None else str(record_exchanges)})
-    given["replay"] = settings.Given(replay, "argument replay") if replay else None
+    replay_path = as_path(replay, "replay")
+    given["replay"] = settings.Given(replay_path, "argument replay") if replay_path else None
     given["guidance"] = settings.Given(guidance, "argument guidance") if guidance else None
     given["resume"] = settings.Given(str(resume), "argument resume") if resume else None
     for name, value in (("more_attempts", more_attempts), ("more_tokens", more_tokens),
@@ -69,15 +90,28 @@ def run_settings(environ: Mapping[str, str] | None = None, *, model: str | None 
     return settings.resolve(os.environ if environ is None else environ, given).settings
 
 
-def prepare_task(task: Task, *, settings: RunSettings, root: Path | None = None,
+def prepare_task(task: PositionalTask | None = None, *, spec: SpecGiven | None = None,
+                 prompt: str | None = None, settings: RunSettings,
+                 root: PathGiven | None = None,
                  environ: Mapping[str, str] | None = None) -> PreparedTask:
-    """`task` loaded and checked (its spec, its files, the models, a replay's fit): every
-    problem raises here, as SpecError or UsageError, before anything is spent."""
+    """The task (`spec=` or `prompt=`, as run_task takes it) loaded and checked (its spec,
+    its files, the models, a replay's fit): every problem raises here, as SpecError or
+    UsageError, before anything is spent."""
+    given = given_task(task, spec=spec, prompt=prompt, call="prepare_task")
+    if given.deprecation:
+        warnings.warn(given.deprecation, DeprecationWarning, stacklevel=2)
     environ = os.environ if environ is None else environ
-    loaded = load_task(task, root=root)
+    loaded = given.load(as_path(root, "root"))
     secrets = [*secrets_from_env(environ),
                *secret_values(loaded.spec.contract.network, environ)]
-    return PreparedTask(pipeline.prepare(loaded, settings, environ=environ, secrets=secrets))
+    try:
+        return PreparedTask(pipeline.prepare(loaded, settings, environ=environ,
+                                             secrets=secrets))
+    except UsageError as exc:
+        # The run path says it for the command line (--model, --replay FILE).
+        if exc.hint != NO_MODEL_HINT:
+            raise
+        raise NoModelConfigured(exc.message, hint=API_NO_MODEL_HINT) from exc
 
 
 def run_prepared(prepared: PreparedTask, *, out_dir: Path,
@@ -101,26 +135,36 @@ def run_prepared(prepared: PreparedTask, *, out_dir: Path,
     return run_result(done, secrets=secrets)
 
 
-def run_task(task: Task, *, root: Path | None = None, out_dir: Path | None = None,
-             settings: RunSettings | None = None, model: str | None = None,
-             replay: Path | None = None, runtime: Runtime | None = None,
+def run_task(task: PositionalTask | None = None, *, spec: SpecGiven | None = None,
+             prompt: str | None = None, root: PathGiven | None = None,
+             out_dir: PathGiven | None = None, settings: RunSettings | None = None,
+             model: str | None = None, replay: PathGiven | None = None,
+             runtime: Runtime | None = None, api_base: str | None = None,
              environ: Mapping[str, str] | None = None, on_event: OnEvent | None = None,
              cancel: CancelToken | None = None, apply: bool = False) -> RunResult:
-    """Turn `task` into a script shown to work: a prompt (str), a spec file (Path) or a
-    spec loaded already (`spec_from_text`, `repair_spec`). Tests and inputs a spec names
-    are relative to `root` (a repair's repository). The reports and the passing script go
-    to `out_dir` (default: out/<name>, as `selfcorrect run`); a repair's diff and changed
-    files too, or with `apply` into the repository (a script with its header and its
-    verification record: `result.record`). `settings`, or
-    `model`/`replay`/`runtime` over the environment's."""
-    if settings is not None and (model or replay or runtime):
-        raise UsageError("give either settings or model/replay/runtime, not both",
+    """Turn a task into a script shown to work: `spec=` a spec file (a str or a Path) or a
+    spec loaded already (`spec_from_text`, `repair_spec`), or `prompt=` the task in words.
+    (A positional Path or loaded spec is a spec; a positional str, README's first call,
+    is a prompt with a DeprecationWarning, or the spec file it names.) Tests and inputs a
+    spec names are relative to `root` (a repair's repository). The reports and the passing
+    script go to `out_dir` (default: out/<name>, as `selfcorrect run`); a repair's diff and
+    changed files too, or with `apply` into the repository (a script with its header and
+    its verification record: `result.record`). `settings`, or
+    `model`/`replay`/`runtime`/`api_base` over the environment's."""
+    if settings is not None and (model or replay or runtime or api_base):
+        raise UsageError("give either settings or model/replay/runtime/api_base, not both",
                          hint="put them in the settings: run_settings(model=...)")
+    given = given_task(task, spec=spec, prompt=prompt, call="run_task")
+    if given.deprecation:
+        warnings.warn(given.deprecation, DeprecationWarning, stacklevel=2)
     environ = os.environ if environ is None else environ
-    chosen = settings or run_settings(environ, model=model, replay=replay, runtime=runtime)
-    prepared = prepare_task(task, settings=chosen, root=root, environ=environ)
+    chosen = settings or run_settings(environ, model=model, replay=replay, runtime=runtime,
+                                      api_base=api_base)
+    prepared = prepare_task(spec=given.load(as_path(root, "root")), settings=chosen,
+                            environ=environ)
     assert prepared.run.loaded is not None
-    folder = writable_folder(out_dir or default_out_dir(prepared.run.loaded), "out_dir")
+    folder = writable_folder(as_path(out_dir, "out_dir")
+                             or default_out_dir(prepared.run.loaded), "out_dir")
     return run_prepared(prepared, out_dir=folder, environ=environ, on_event=on_event,
                         cancel=cancel, apply=apply)
 

@@ -15,11 +15,12 @@ sales.csv as a bar chart" runs as `scripts/plot_monthly_sales_from_sales_csv.py`
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from selfcorrect_action.errors import UsageError
+from selfcorrect_action.errors import SpecError, UsageError
 from selfcorrect_action.spec import (
     LoadedSpec,
     TaskSpec,
@@ -34,38 +35,60 @@ PROMPT_SOURCE = "--prompt"
 NAME_WORDS = 6
 NAME_CHARS = 40
 DEFAULT_OUT = Path("out")
+HINT = "\n  hint: "  # how a located problem's text carries its hint
 
 Task = str | Path | LoadedSpec  # a prompt, a spec file, or a spec loaded already
 
 
 def load_task(task: Task, *, root: Path | None = None) -> LoadedSpec:
-    """`task` checked and ready to run; SpecError or UsageError says what is wrong."""
+    """`task` checked and ready to run (`selfcorrect run`'s: a str is --prompt's text);
+    SpecError or UsageError says what is wrong, as the loaders wrote it."""
     if isinstance(task, LoadedSpec):
         return task
     if isinstance(task, Path):
-        return spec_from_file(task, root=root)
-    return spec_from_prompt(task, root=root)
+        return load_spec(task, root=root)
+    return _prompt_spec(task, root=root, source=PROMPT_SOURCE)
 
 
 def spec_from_file(path: Path, *, root: Path | None = None) -> LoadedSpec:
     """A spec file; its tests and inputs are relative to `root` (default: the git
     repository holding it)."""
-    return load_spec(path, root=root)
+    with hint_apart():
+        return load_spec(path, root=root)
 
 
 def spec_from_text(text: str, *, root: Path | None = None, source: str = "spec") -> LoadedSpec:
     """A spec's YAML text; `source` names it in problems (`spec:3:5: ...`). Without an
     `output:` its script is `scripts/task.py`."""
-    return load_spec_text(text, source, root=root, name="task")
+    with hint_apart():
+        return load_spec_text(text, source, root=root, name="task")
 
 
 def spec_from_prompt(prompt: str, *, root: Path | None = None,
                      source: str = PROMPT_SOURCE) -> LoadedSpec:
+    with hint_apart():
+        return _prompt_spec(prompt, root=root, source=source)
+
+
+def _prompt_spec(prompt: str, *, root: Path | None, source: str) -> LoadedSpec:
     if not prompt.strip():
         raise UsageError(f"{source}: the prompt is empty",
                          hint="describe the task, e.g. --prompt \"Print the first 10 primes\"")
     text = dump_spec(TaskSpec(prompt=prompt))
     return load_spec_text(text, source, root=root, name=f"{prompt_name(prompt)}.yml")
+
+
+@contextmanager
+def hint_apart() -> Iterator[None]:
+    """A SpecError of one problem with its hint in `.hint`, not in `.message`, as every
+    other error carries it (issue 38: a missing spec's `.hint` was None). The loaders
+    write the hint into the problem's located text, which `str()` shows unchanged."""
+    try:
+        yield
+    except SpecError as exc:
+        if len(exc.problems) == 1 and HINT in exc.problems[0]:
+            exc.message, _, exc.hint = exc.problems[0].partition(HINT)
+        raise
 
 
 def repair_spec(repository: Path, prompt: str, files: Sequence[str], *,
@@ -90,7 +113,8 @@ def repair_spec(repository: Path, prompt: str, files: Sequence[str], *,
         data["review"] = False
     if budget:
         data["budget"] = dict(budget)
-    return load_spec_text(spec_yaml(data), source, root=repository, name=f"{source}.yml")
+    with hint_apart():
+        return load_spec_text(spec_yaml(data), source, root=repository, name=f"{source}.yml")
 
 
 def prompt_name(prompt: str) -> str:

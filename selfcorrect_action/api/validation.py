@@ -5,10 +5,11 @@ line. The loaders report problems as located text (`source:line:col: field: mess
 from __future__ import annotations
 
 import re
-from pathlib import Path
+import warnings
 
+from selfcorrect_action.api.arguments import PathGiven, as_path, looks_like_spec_path, names_file
 from selfcorrect_action.api.results import Problem, ValidationResult
-from selfcorrect_action.errors import SpecError
+from selfcorrect_action.errors import SpecError, UsageError
 from selfcorrect_action.spec import load_spec, load_spec_text
 
 _POSITION = re.compile(r"(?P<line>\d+):(?P<column>\d+): (?P<rest>.*)", re.DOTALL)
@@ -19,17 +20,31 @@ _FIELD = re.compile(r"(?P<field>[A-Za-z_][\w-]*(?:\.[\w-]+)*|\(top level\)): (?P
 _HINT = "\n  hint: "
 
 
-def validate(spec: str | Path, *, root: Path | None = None, source: str = "spec",
+def validate(spec: PathGiven | None = None, *, text: str | None = None,
+             root: PathGiven | None = None, source: str = "spec",
              check_files: bool = True) -> ValidationResult:
-    """The problems of a spec file (a Path) or of a spec's YAML text (a str, named `source`
-    in the problems); `check_files` also checks the tests and inputs it names, relative to
-    `root` (default: the git repository holding the file, or the current directory)."""
-    named = str(spec) if isinstance(spec, Path) else source
+    """The problems of a spec file (`spec`, a str or a Path) or of a spec's YAML `text`
+    (named `source` in the problems); `check_files` also checks the tests and inputs it
+    names, relative to `root` (default: the git repository holding the file, or the
+    current directory). A file that is not there is a problem, as `selfcorrect validate`
+    reports it. (A str that names no file and does not look like a spec file's name is
+    read as YAML text, as it was before `text=`, with a DeprecationWarning.)"""
+    if (spec is None) == (text is None):
+        raise UsageError("give the spec once: a file (spec) or its YAML text (text=)",
+                         hint="api.validate('tasks/chart.yml'), or "
+                         "api.validate(text='prompt: ...')")
+    if isinstance(spec, str) and not (names_file(spec) or looks_like_spec_path(spec)):
+        warnings.warn("a str that names no file is read as a spec's YAML text: call "
+                      "api.validate(text=...) (a str naming a file is that file)",
+                      DeprecationWarning, stacklevel=2)
+        spec, text = None, spec
+    path, folder = as_path(spec, "spec"), as_path(root, "root")
+    named = str(path) if path is not None else source
     try:
-        if isinstance(spec, Path):
-            load_spec(spec, root=root, check_files=check_files)
+        if path is not None:
+            load_spec(path, root=folder, check_files=check_files)
         else:
-            load_spec_text(spec, source, root=root, check_files=check_files)
+            load_spec_text(text or "", source, root=folder, check_files=check_files)
     except SpecError as exc:
         problems = [problem(text, named) for text in exc.problems]
         return ValidationResult(valid=False, problems=problems)

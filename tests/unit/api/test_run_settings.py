@@ -31,7 +31,7 @@ def test_a_bad_argument_is_named() -> None:
 
 def test_settings_and_their_shortcuts_do_not_mix(tmp_path: Path) -> None:
     with pytest.raises(UsageError, match="either settings or model"):
-        run_task("Print hello.", settings=RunSettings(), model="openai/gpt-4o",
+        run_task(prompt="Print hello.", settings=RunSettings(), model="openai/gpt-4o",
                  out_dir=tmp_path)
 
 

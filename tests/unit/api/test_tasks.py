@@ -91,6 +91,6 @@ def test_apply_is_refused_for_a_task_with_no_spec_file(tmp_path: Path) -> None:
 
     with pytest.raises(UsageError, match="apply writes a script into the repository beside "
                        "its spec file"):
-        api.run_task("Print hello", model="openai/x", out_dir=tmp_path / "out",
-                     environ={}, apply=True)
+        api.run_task(prompt="Print hello", model="openai/x", out_dir=tmp_path / "out",
+                     environ={"OPENAI_API_KEY": "sk-test-not-a-key"}, apply=True)
     assert not (tmp_path / "out" / "run.json").exists(), "refused before it ran"

@@ -9,10 +9,12 @@ import pytest
 
 from selfcorrect_action.api.validation import problem, validate
 from selfcorrect_action.commands.validate_cmd import spec_problems
+from selfcorrect_action.errors import UsageError
 
 
 def test_a_specs_text_gets_every_problem_with_line_column_field_and_hint() -> None:
-    checked = validate("prompt: x\nkind: scirpt\ncontract: {network: maybe}\n", source="t.yml")
+    checked = validate(text="prompt: x\nkind: scirpt\ncontract: {network: maybe}\n",
+                       source="t.yml")
     assert not checked.valid
     kind, network = checked.problems
     assert (kind.line, kind.column, kind.field) == (2, 1, "kind")
@@ -55,4 +57,27 @@ def test_each_located_form_reads_back(text: str,
 
 
 def test_a_valid_spec_has_no_problems() -> None:
-    assert validate("prompt: Print hello.\n").model_dump() == {"valid": True, "problems": []}
+    assert validate(text="prompt: Print hello.\n").model_dump() == {"valid": True, "problems": []}
+
+
+def test_a_str_naming_a_file_is_that_file_not_yaml(tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 38: `validate("x.yml")` parsed the name itself as YAML (a single value, not
+    a mapping) and said so, whatever the file held."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "x.yml").write_text("prompt: Print hello.\n")
+    assert validate("x.yml").valid
+    (missing,) = validate("tasks/missing.yml").problems
+    assert (missing.message, missing.hint) == ("no such file", "check the path and its spelling")
+    assert missing.text.startswith("tasks/missing.yml:1:1: ")
+
+
+def test_yaml_text_is_given_as_text() -> None:
+    assert validate(text="prompt: Print hello.\n").valid
+    (kind,) = validate(text="prompt: x\nkind: scirpt\n", source="t.yml").problems
+    assert kind.text.startswith("t.yml:2:1: kind: ")
+    with pytest.warns(DeprecationWarning, match=r"api\.validate\(text=\.\.\.\)") as warned:
+        assert validate("prompt: Print hello.\n").valid
+    assert warned[0].filename == __file__
+    with pytest.raises(UsageError, match="give the spec once"):
+        validate(Path("x.yml"), text="prompt: x\n")
