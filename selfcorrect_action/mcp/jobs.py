@@ -120,7 +120,11 @@ class Job:
 class JobQueue:
     """Runs jobs on `workers` threads, in the order they came; at most `max_waiting` wait.
     Constructing it starts nothing; `start()` starts the workers, `close()` cancels every
-    job and waits for the running ones to end (their reports written, containers gone)."""
+    job and waits for the running ones to end (their reports written, containers gone).
+
+    A waiting job's position is how many runs must end before it starts: the running ones
+    and those queued before it, less the workers left over (issue 38: a second run said 0
+    while the first ran, then waited for it all the same)."""
 
     def __init__(self, *, workers: int, max_waiting: int, environ: Mapping[str, str],
                  secrets: Sequence[str]) -> None:
@@ -132,6 +136,7 @@ class JobQueue:
         self._secrets = list(secrets)
         self._jobs: dict[str, Job] = {}
         self._waiting: collections.deque[Job] = collections.deque()
+        self._active = 0  # jobs a worker has taken, until they end
         self._ready = threading.Condition()
         self._threads: list[threading.Thread] = []
         self._beside: list[tuple[Job, threading.Thread]] = []
@@ -146,8 +151,8 @@ class JobQueue:
         return self
 
     def submit(self, job: Job) -> int:
-        """Queue `job`; how many jobs wait before it (0: it starts as soon as a worker is
-        free). Refused when the waiting room is full."""
+        """Queue `job`; how many runs must end before it starts (0: a worker is free for
+        it). Refused when the waiting room is full."""
         with self._ready:
             if self._closed:
                 raise UsageError("the server is shutting down and takes no more runs")
@@ -160,7 +165,7 @@ class JobQueue:
             self._jobs[job.id] = job
             self._waiting.append(job)
             self._ready.notify()
-            return waiting
+            return self._ahead(job)
 
     def get(self, job_id: str) -> Job | None:
         with self._ready:
@@ -185,10 +190,19 @@ class JobQueue:
         thread.start()
 
     def position(self, job: Job) -> int | None:
-        """How many jobs wait before it; None when it is not waiting."""
+        """How many runs must end before it starts; None when it is not waiting."""
         with self._ready:
-            waiting = [queued for queued in self._waiting if queued.phase == "queued"]
-            return waiting.index(job) if job in waiting else None
+            return self._ahead(job) if job.phase == "queued" and job in self._waiting \
+                else None
+
+    def _ahead(self, job: Job) -> int:
+        """Under the lock: the runs that must end before `job` (waiting) starts."""
+        before = 0
+        for queued in self._waiting:
+            if queued is job:
+                break
+            before += queued.phase == "queued"
+        return max(0, self._active + before - self._workers + 1)
 
     def close(self, timeout_s: float) -> None:
         with self._ready:
@@ -209,4 +223,11 @@ class JobQueue:
                 if self._closed and not self._waiting:
                     return
                 job = self._waiting.popleft()
-            job.run(environ=self._environ, secrets=self._secrets)
+                if job.phase != "queued":  # cancelled while it waited
+                    continue
+                self._active += 1
+            try:
+                job.run(environ=self._environ, secrets=self._secrets)
+            finally:
+                with self._ready:
+                    self._active -= 1

@@ -43,8 +43,9 @@ class RunProgress(_Model):
     phase: Literal["queued", "running", "finished", "cancelled"] = Field(
         description="cancelled: stopped before it started (a run stopped while running "
         "finishes, its result's status cancelled, interrupted_by 'cancelled')")
-    waiting_before: int | None = Field(default=None,
-                                       description="runs queued before it, while queued")
+    waiting_before: int | None = Field(
+        default=None, description="while queued: how many runs must end before it starts "
+        "(those running and those queued before it, less the server's free places)")
     folder: str = Field(description="where its run.json, AUDIT.md and script are written")
     progress: list[ProgressLine] = Field(description="its latest progress lines")
     progress_total: int = Field(description="how many progress lines it has said")
@@ -54,7 +55,7 @@ class RunProgress(_Model):
 
 
 class RunSummary(_Model):
-    """One run under the root's output folder, from its run.json."""
+    """One run of the root's, from its run.json in the server's runs folder."""
 
     run_id: str
     status: str = Field(description="passed, exhausted, stopped, cancelled, error; or "
@@ -73,7 +74,8 @@ class RunSummary(_Model):
 
 class RunList(_Model):
     runs: list[RunSummary] = Field(description="the latest first")
-    folder: str = Field(description="the output folder they are in")
+    folder: str = Field(description="the folder they are kept in: the root's, in the "
+                        "server's history folder")
 
 
 class Audit(_Model):

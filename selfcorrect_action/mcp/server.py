@@ -4,8 +4,9 @@ JSON as text), its progress lines are progress notifications, a client's cancel 
 work it started. tools.py does the work; nothing here decides anything about a run.
 
 Errors are tool results with isError set: the text is the CLI's (`error: ...`, then
-`  hint: ...`), the structured content the object `--json` prints for an error. A bug in
-one call is reported as the CLI reports one (crash.py) and the server goes on serving.
+`  hint: ...`), the structured content the object `--json` prints for an error; arguments
+that do not fit a tool's schema are one too, said in the tool's terms (arguments.py). A bug
+in one call is reported as the CLI reports one (crash.py) and the server goes on serving.
 """
 
 from __future__ import annotations
@@ -20,15 +21,16 @@ import anyio
 import anyio.to_thread
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ResourceError
-from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import BaseModel, Field
+from mcp.server.mcpserver.exceptions import ResourceError, ToolError
+from mcp.types import CallToolResult, InputRequiredResult, TextContent, ToolAnnotations
+from pydantic import BaseModel, Field, ValidationError
 
 from selfcorrect_action import __version__
 from selfcorrect_action.api.results import ExecResult, RunResult, ValidationResult
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.crash import EXIT_INTERNAL, report_crash
 from selfcorrect_action.errors import SelfcorrectError
+from selfcorrect_action.mcp.arguments import arguments_error, unknown_arguments, unknown_error
 from selfcorrect_action.mcp.jobs import Job, JobQueue
 from selfcorrect_action.mcp.models import Audit, ErrorInfo, RunList, RunProgress
 from selfcorrect_action.mcp.tools import ExecArgs, RepairArgs, ServerConfig, TaskArgs, Tools
@@ -129,10 +131,32 @@ async def _relay(job: Job, ctx: Context) -> None:
         await anyio.sleep(POLL_S)
 
 
+class _Server(MCPServer[Any]):
+    """The SDK's server, but for a call whose arguments do not fit: our error answer,
+    naming the tool's arguments, instead of pydantic's text (arguments.py)."""
+
+    answers: Answers
+
+    async def call_tool(self, name: str, arguments: dict[str, Any],
+                        context: Context[Any, Any] | None = None
+                        ) -> CallToolResult | InputRequiredResult:
+        schemas = {tool.name: tool.input_schema for tool in await self.list_tools()}
+        schema = schemas.get(name)
+        if schema is not None and (unknown := unknown_arguments(arguments, schema)):
+            return self.answers.failed(ErrorInfo.of(unknown_error(name, unknown, schema)))
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as exc:
+            if schema is None or not isinstance(exc.__cause__, ValidationError):
+                raise
+            return self.answers.failed(ErrorInfo.of(
+                arguments_error(name, exc.__cause__, schema)))
+
+
 def build_server(tools: Tools, answers: Answers) -> MCPServer[Any]:
-    server: MCPServer[Any] = MCPServer(
-        "selfcorrect", version=__version__, log_level="WARNING",
-        instructions=INSTRUCTIONS)
+    server = _Server("selfcorrect", version=__version__, log_level="WARNING",
+                     instructions=INSTRUCTIONS)
+    server.answers = answers
     _add_run_tools(server, tools, answers)
     _add_other_tools(server, tools, answers)
     _add_resources(server, tools, answers)
@@ -259,9 +283,9 @@ def _add_other_tools(server: MCPServer[Any], tools: Tools, answers: Answers) -> 
 
     async def list_runs(limit: Annotated[int, Field(ge=1, le=200)] = 20
                         ) -> Annotated[CallToolResult, RunList]:
-        """The runs under the root's output folder (.selfcorrect/mcp-runs), this server's
-        and earlier ones', the latest first: status, task, attempts, tokens, cost and the
-        paths of their reports."""
+        """The runs of this root (kept in the server's history folder, never under the
+        root), this server's and earlier ones', the latest first: status, task, attempts,
+        tokens, cost and the paths of their reports."""
         return await answers.answer(lambda: tools.list_runs(limit))
 
     async def get_audit(run_id: RunId) -> Annotated[CallToolResult, Audit]:
@@ -307,7 +331,8 @@ def serve(config: ServerConfig, *, max_runs: int) -> int:
                      secrets=secrets).start()
     server = build_server(Tools(config, queue), Answers(secrets, environ))
     print(f"selfcorrect mcp: serving {config.root} on stdio ({config.settings.runtime}, at "
-          f"most {max_runs} run(s) at once)", file=sys.stderr, flush=True)
+          f"most {max_runs} run(s) at once; runs kept in {config.runs})", file=sys.stderr,
+          flush=True)
     failed: list[BaseException] = []
 
     def protocol() -> None:

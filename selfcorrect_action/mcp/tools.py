@@ -3,7 +3,8 @@ server.py is the thin layer that speaks the protocol (schemas, progress, cancell
 
 Every path an argument names goes through paths.confined; the server's own settings (its
 flags and SELFCORRECT_* variables, resolved once) apply to every run, and a `replay`
-argument (a recording under the root) takes the place of the model for one run.
+argument (a recording under the root) takes the place of the model for one run. Runs are
+kept in `runs`, a folder of the history's (run_folder.py), never under the root.
 """
 
 from __future__ import annotations
@@ -35,11 +36,21 @@ PROGRESS_SHOWN = 50  # the latest progress lines get_run returns
 SCRIPT_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.-]{0,99}")
 
 
+# The API's no-model hint names its arguments; a client has a tool argument and the flags
+# and variables its config starts the server with.
+NO_MODEL_HINT = (
+    "give the call a `replay` argument (a recording under the root, made with `selfcorrect "
+    "run --record`), or start the server with a model: --model PROVIDER/MODEL in its args "
+    "(or SELFCORRECT_MODEL in its env) with the provider's key in its env (OPENAI_API_KEY "
+    "for openai/gpt-4o-mini), --api-base URL for a local server, or a spec's `models:`")
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     root: Path
     settings: RunSettings
     environ: Mapping[str, str]
+    runs: Path  # where its runs are kept: run_folder.runs_folder(history, root)
 
 
 @dataclass(frozen=True)
@@ -105,9 +116,12 @@ class Tools:
         return self._queue(loaded, self._settings(args.replay), apply=args.apply)
 
     def _queue(self, loaded: LoadedSpec, settings: RunSettings, *, apply: bool = False) -> Job:
-        prepared = api.prepare_task(loaded, settings=settings, root=loaded.root,
-                                    environ=self.config.environ)
-        folder = run_folder.run_folder(self.config.root, prepared.run_id)
+        try:
+            prepared = api.prepare_task(spec=loaded, settings=settings,
+                                        environ=self.config.environ)
+        except api.NoModelConfigured as exc:
+            raise UsageError(exc.message, hint=NO_MODEL_HINT) from exc
+        folder = run_folder.run_folder(self.config.runs, prepared.run_id)
         environ = self.config.environ
 
         def work(job: Job) -> api.RunResult:
@@ -125,7 +139,7 @@ class Tools:
         return RunProgress(
             run_id=job.id, task=job.label, phase=job.phase,
             waiting_before=self.queue.position(job),
-            folder=str(run_folder.run_folder(self.config.root, job.id)),
+            folder=str(run_folder.run_folder(self.config.runs, job.id)),
             progress=lines[-PROGRESS_SHOWN:], progress_total=job.heard,
             result=job.result if isinstance(job.result, api.RunResult) else None,
             error=job.error)
@@ -161,12 +175,19 @@ class Tools:
         if (spec is None) == (spec_path is None):
             raise UsageError("give the spec's text (spec) or its path (spec_path), one of them")
         if spec is not None:
-            return api.validate(spec, root=self.config.root)
-        return api.validate(confined(self.config.root, spec_path or "", "spec_path"),
-                            root=self.config.root)
+            return api.validate(text=spec, root=self.config.root)
+        path = confined(self.config.root, spec_path or "", "spec_path")
+        if not path.is_file():
+            # Nothing to validate: an error, not a valid answer holding one problem.
+            where = "no such file under" if not path.exists() else "not a file in"
+            raise UsageError(f"spec_path {spec_path!r}: {where} the server's root "
+                             f"{self.config.root}",
+                             hint="name a spec file relative to the root, or send the "
+                             "spec's YAML text as `spec`")
+        return api.validate(path, root=self.config.root)
 
     def list_runs(self, limit: int) -> RunList:
-        root = self.config.root
+        runs = self.config.runs
         # This server's runs without a run.json: waiting, running, or ended before one
         # was written (no Docker engine...).
         live = [RunSummary(run_id=job.id, status=job.phase, task=job.label,
@@ -174,18 +195,18 @@ class Tools:
                 for job in self.queue.jobs()
                 if job.phase in ("queued", "running", "cancelled") or job.error is not None]
         shown = {summary.run_id for summary in live}
-        kept = [summary for summary in run_folder.summaries(root, limit=limit)
+        kept = [summary for summary in run_folder.summaries(runs, limit=limit)
                 if summary.run_id not in shown]
-        return RunList(runs=(live + kept)[:limit], folder=str(run_folder.runs_folder(root)))
+        return RunList(runs=(live + kept)[:limit], folder=str(runs))
 
     def get_audit(self, run_id: str) -> Audit:
-        folder = run_folder.run_folder(self.config.root, run_id)
+        folder = run_folder.run_folder(self.config.runs, run_id)
         return Audit(run_id=run_id, audit_md=self.report(run_id, AUDIT_MD),
                      audit=str(folder / AUDIT_MD), run_json=str(folder / RUN_JSON))
 
     def report(self, run_id: str, name: str) -> str:
         """A run's AUDIT.md or run.json."""
-        path = run_folder.run_folder(self.config.root, run_id) / name
+        path = run_folder.run_folder(self.config.runs, run_id) / name
         try:
             return run_folder.read_report(path)
         except UsageError as exc:
@@ -196,7 +217,7 @@ class Tools:
             raise
 
     def _job(self, run_id: str) -> Job:
-        run_folder.run_folder(self.config.root, run_id)  # refuses what is not a run id
+        run_folder.run_folder(self.config.runs, run_id)  # refuses what is not a run id
         job = self.queue.get(run_id)
         if job is None:
             raise UsageError(f"run {run_id}: this server has no such run",

@@ -6,7 +6,9 @@ What a client relies on: the tools and their schemas; a task run to `passed` wit
 on the way; a script run through `exec`; validation problems located; a cancel that stops a
 run with its reports written and no container left; runs queued behind the running one;
 paths outside the root refused; the server's secrets kept out of results and sandboxes; a
-malformed request answered with an error while the server goes on serving.
+malformed request answered with an error in the tool's terms while the server goes on
+serving; runs kept in the history folder, where `selfcorrect history` lists them, and the
+root (a git repository) left untouched.
 """
 
 from __future__ import annotations
@@ -62,6 +64,17 @@ JUDGE = json.dumps({"verdict": "pass", "reasoning": "it prints hello", "unmet_cr
 WAIT_S = 120.0
 
 
+def _git(folder: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True,
+                          text=True).stdout
+
+
+def _commit_all(folder: Path) -> None:
+    for args in (["init", "-q"], ["add", "-A"],
+                 ["-c", "user.name=t", "-c", "user.email=t@invalid", "commit", "-qm", "start"]):
+        _git(folder, *args)
+
+
 def _root(root: Path) -> Path:
     (root / "tasks").mkdir(parents=True)
     (root / "data").mkdir()
@@ -79,22 +92,29 @@ def _root(root: Path) -> Path:
         ("plan", PLAN), ("generate", fenced("print('hello')")), ("judge", JUDGE)])
     # A repository to repair: the example's, committed, with its recorded replay.
     shutil.copytree(EXAMPLES / "repair" / "calc", root / "calc")
-    for args in (["init", "-q"], ["add", "-A"],
-                 ["-c", "user.name=t", "-c", "user.email=t@invalid", "commit", "-qm", "start"]):
-        subprocess.run(["git", "-C", str(root / "calc"), *args], check=True,
-                       capture_output=True)
+    _commit_all(root / "calc")
     shutil.copy(EXAMPLES / "replays" / "repair_calc.jsonl", root / "repair_calc.jsonl")
     (root.parent / "outside").mkdir()
     (root.parent / "outside" / "secret.txt").write_text("not the client's\n")
     (root / "leak.txt").symlink_to(root.parent / "outside" / "secret.txt")
+    # The root is the user's repository, everything committed (calc/ is one of its own,
+    # whose status the repair test reads): an MCP run must leave it as it was (issue 38).
+    (root / ".git" / "info").mkdir(parents=True)
+    (root / ".git" / "info" / "exclude").write_text("/calc/\n")
+    _commit_all(root)
     return root
 
 
-def _server_environment() -> dict[str, str]:
-    """What a client's config would pass: the provider key among the rest."""
-    passed = {name: os.environ[name] for name in ("PATH", "HOME", "DOCKER_HOST", "CI")
+def _server_environment(home: Path) -> dict[str, str]:
+    """What a client's config would pass: the provider key among the rest, and a HOME of
+    the test's (the server keeps its runs in HOME's history folder)."""
+    passed = {name: os.environ[name] for name in ("PATH", "DOCKER_HOST", "CI")
               if name in os.environ}
-    return {**passed, "SELFCORRECT_E2E_API_KEY": SECRET}
+    return {**passed, "HOME": str(home), "SELFCORRECT_E2E_API_KEY": SECRET}
+
+
+def _history(home: Path) -> Path:
+    return home / ".local" / "share" / "selfcorrect"
 
 
 @dataclass
@@ -102,7 +122,13 @@ class Client:
     portal: BlockingPortal
     session: ClientSession
     root: Path
+    home: Path
     server_pid: int
+
+    def run_folder(self, run_id: str) -> Path:
+        """Where the server kept run `run_id`: in the history folder, one folder per root."""
+        (folder,) = (_history(self.home) / "mcp-runs").glob(f"*/{run_id}")
+        return folder
 
     def call(self, tool: str, arguments: dict[str, Any] | None = None,
              heard: list[str] | None = None) -> CallToolResult:
@@ -163,10 +189,10 @@ def _text(result: CallToolResult) -> str:
 
 
 @asynccontextmanager
-async def _connected(root: Path) -> AsyncIterator[ClientSession]:
+async def _connected(root: Path, home: Path) -> AsyncIterator[ClientSession]:
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "selfcorrect_action", "mcp", "--root", str(root)],
-        env=_server_environment(), cwd=str(root))
+        env=_server_environment(home), cwd=str(root))
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         yield session
@@ -192,9 +218,10 @@ def _child_pid(marker: str) -> int:
 @pytest.fixture(scope="module")
 def client(sandbox_image: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Client]:
     root = _root(tmp_path_factory.mktemp("mcp") / "root")
+    home = tmp_path_factory.mktemp("mcp-home")
     with start_blocking_portal() as portal, \
-            portal.wrap_async_context_manager(_connected(root)) as session:
-        yield Client(portal, session, root, _child_pid(str(root)))
+            portal.wrap_async_context_manager(_connected(root, home)) as session:
+        yield Client(portal, session, root, home, _child_pid(str(root)))
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +269,7 @@ def test_run_task_runs_a_replayed_task_to_passed_with_progress(
     result, progress = passed_run
     assert (result["status"], result["exit_code"], result["attempts"]) == ("passed", 0, 1)
     assert result["replayed"] and result["code"] == "print('hello')\n"
-    folder = client.root / ".selfcorrect" / "mcp-runs" / result["run_id"]
+    folder = client.run_folder(result["run_id"])
     assert result["output"] == str(folder / "scripts" / "hello.py")
     assert Path(result["output"]).read_text() == result["code"]
     assert result["run_json"] == str(folder / "run.json") and Path(result["run_json"]).is_file()
@@ -273,7 +300,7 @@ def test_repair_fixes_a_repository_under_the_root_and_applies_the_fix(client: Cl
     assert result["applied"] and result["changed_files"] == [str(core)]
     assert "return total(values) / len(values)\n" in core.read_text()
     assert result["diff"].startswith("--- a/src/calc/core.py\n+++ b/src/calc/core.py\n")
-    folder = client.root / ".selfcorrect" / "mcp-runs" / result["run_id"]
+    folder = client.run_folder(result["run_id"])
     assert Path(result["diff_path"]) == folder / "changes.diff"
     assert any(line.startswith("review") for line in progress), "the reviewer was asked"
     status = subprocess.run(["git", "-C", str(client.root / "calc"), "status", "--porcelain"],
@@ -347,22 +374,37 @@ def test_a_run_id_that_is_a_path_is_refused(client: Client) -> None:
     assert result.is_error and "not a run id" in _text(result)
 
 
-def test_errors_carry_the_clis_message_and_hint(client: Client) -> None:
+def test_errors_carry_a_message_and_a_hint_in_the_tools_terms(client: Client) -> None:
     result = client.call("run_task", {"prompt": "Print hello."})  # no model, no replay
     assert result.is_error
     assert _text(result).startswith("error: no model is configured and no replay was given\n"
-                                    "  hint: pass --model PROVIDER/MODEL")
+                                    "  hint: give the call a `replay` argument")
     error = result.structured_content or {}
     assert (error["error"], error["exit_code"]) == (
         "no model is configured and no replay was given", 2)
-    assert error["hint"].startswith("pass --model PROVIDER/MODEL")
+    assert "start the server with a model: --model PROVIDER/MODEL in its args" in error["hint"]
+    assert "pass --model" not in error["hint"] and "--replay FILE" not in error["hint"]
 
 
-def test_a_malformed_request_is_answered_and_the_server_goes_on(client: Client) -> None:
-    for tool, arguments in (("exec", {"script": 5}), ("list_runs", {"limit": "many"}),
-                            ("nonsense", {})):
-        assert client.call(tool, arguments).is_error
+def test_a_malformed_request_is_answered_in_the_tools_terms_and_the_server_goes_on(
+        client: Client) -> None:
+    for tool, arguments, error in (
+            ("exec", {"script": 5}, "exec: argument script: expected a string; got an integer"),
+            ("list_runs", {"limit": "many"},
+             "list_runs: argument limit: expected an integer; got a string")):
+        result = client.call(tool, arguments)
+        assert result.is_error and (result.structured_content or {})["error"] == error
+        assert _text(result).startswith(f"error: {error}\n  hint: {tool} takes ")
+        assert "Arguments" not in _text(result) and "pydantic" not in _text(result)
+    assert client.call("nonsense", {}).is_error
     assert client.structured("validate", {"spec": "prompt: fine\n"})["valid"]
+
+
+def test_validate_of_a_missing_file_is_an_error(client: Client) -> None:
+    result = client.call("validate", {"spec_path": "tasks/nope.yml"})
+    assert result.is_error
+    assert _text(result).startswith("error: spec_path 'tasks/nope.yml': no such file under "
+                                    "the server's root")
 
 
 def test_cancelling_run_task_stops_the_run_and_leaves_no_container(
@@ -405,14 +447,17 @@ def test_runs_wait_their_turn_and_cancel_run_stops_either_kind(
     task = {"spec_path": "tasks/slow.yml", "replay": "slow.jsonl"}
     first = client.structured("start_run", task)
     second = client.structured("start_run", task)
-    assert second["phase"] == "queued" and second["waiting_before"] in (0, 1)
+    # One run at a time (--max-runs 1): the second waits for the first, which runs or is
+    # about to (issue 38: it said 0 while the first ran).
+    assert (second["phase"], second["waiting_before"]) == ("queued", 1)
 
     def running() -> bool:
         progress = client.structured("get_run", {"run_id": first["run_id"]})["progress"]
         return any(line["message"] == "attempt 1: running slow.py" for line in progress)
 
     _until(running, "the first run runs its script")
-    assert client.structured("get_run", {"run_id": second["run_id"]})["phase"] == "queued"
+    waiting = client.structured("get_run", {"run_id": second["run_id"]})
+    assert (waiting["phase"], waiting["waiting_before"]) == ("queued", 1)
     assert client.structured("cancel_run", {"run_id": second["run_id"]})["phase"] == \
         "cancelled"
     client.structured("cancel_run", {"run_id": first["run_id"]})
@@ -425,7 +470,8 @@ def test_runs_wait_their_turn_and_cancel_run_stops_either_kind(
     assert (result["status"], result["interrupted_by"], result["exit_code"]) == (
         "cancelled", "cancelled", 130)
     assert Path(result["run_json"]).is_file()
-    assert not (client.root / ".selfcorrect" / "mcp-runs" / second["run_id"] /
+    assert Path(result["run_json"]).parent == client.run_folder(first["run_id"])
+    assert not (client.run_folder(first["run_id"]).parent / second["run_id"] /
                 "run.json").exists(), "the cancelled queued run never started"
     assert _containers(docker_client, client.server_pid) == []
 
@@ -433,11 +479,11 @@ def test_runs_wait_their_turn_and_cancel_run_stops_either_kind(
 class RawServer:
     """The server under a bare JSON-RPC client: lines in, lines out, nothing checked."""
 
-    def __init__(self, root: Path, *flags: str) -> None:
+    def __init__(self, root: Path, home: Path, *flags: str) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "selfcorrect_action", "mcp", "--root", str(root), *flags],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            env=_server_environment())
+            env=_server_environment(home))
         self._lines: queue.Queue[str] = queue.Queue()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
@@ -490,7 +536,8 @@ class RawServer:
 def test_garbage_on_stdin_is_survived_and_bad_requests_get_errors(tmp_path: Path) -> None:
     """Below the SDK's client: a line that is not JSON, an unknown method, a call whose
     params do not fit; the server answers what it can and serves the next call."""
-    server = RawServer(tmp_path)
+    (tmp_path / "root").mkdir()
+    server = RawServer(tmp_path / "root", tmp_path / "home")
     try:
         server.initialize()
         server.send("{this is not json")
@@ -509,7 +556,7 @@ def test_sigterm_ends_the_server_after_its_runs_are_stopped_cleanly(
         client: Client, docker_client: Any) -> None:
     """A client that gives up on a server sends SIGTERM: its running runs are cancelled,
     their reports written, their containers removed, and the server exits 143."""
-    server = RawServer(client.root)
+    server = RawServer(client.root, client.home)
     try:
         server.initialize()
         run_id = server.call("start_run", {"spec_path": "tasks/slow.yml",
@@ -525,8 +572,7 @@ def test_sigterm_ends_the_server_after_its_runs_are_stopped_cleanly(
         server.process.send_signal(signal.SIGTERM)
         code, err = server.end()
     assert code == 143 and "interrupted by SIGTERM" in err
-    state = load_run_json((client.root / ".selfcorrect" / "mcp-runs" / run_id / "run.json")
-                          .read_text())
+    state = load_run_json((client.run_folder(run_id) / "run.json").read_text())
     assert (state.status.value, state.interrupted_by) == ("cancelled", "cancelled")
     assert _containers(docker_client, server.process.pid) == []
 
@@ -539,7 +585,7 @@ def test_the_servers_runtime_reaches_its_sandboxes(client: Client, docker_client
         if os.environ.get("CI", "").lower() == "true":  # as tests/conftest.py's fixtures do
             pytest.fail(f"CI=true but {reason}", pytrace=False)
         pytest.skip(reason)
-    server = RawServer(client.root, "--runtime", "runsc")
+    server = RawServer(client.root, client.home, "--runtime", "runsc")
     try:
         server.initialize()
         result = server.call("exec", {"script": "print('hello')"})["structuredContent"]
@@ -555,7 +601,7 @@ def test_the_servers_replay_plays_in_every_run_and_results_are_redacted(
     """`selfcorrect mcp --replay FILE`: a run_task call without a replay of its own plays the
     server's, and what the run returns (code, output, summary) never holds the server's key."""
     # A flag's path is the command line's, read from where the server starts.
-    server = RawServer(client.root, "--replay", str(client.root / "leaky.jsonl"))
+    server = RawServer(client.root, client.home, "--replay", str(client.root / "leaky.jsonl"))
     try:
         server.initialize()
         answer = server.call("run_task", {"spec_path": "tasks/hello.yml"})
@@ -569,3 +615,22 @@ def test_the_servers_replay_plays_in_every_run_and_results_are_redacted(
     assert SECRET not in json.dumps(answer)
     run_json = Path(result["run_json"]).read_text()
     assert SECRET not in run_json and "[REDACTED:secret]" in run_json
+
+
+def test_runs_are_kept_in_the_history_and_the_root_is_left_untouched(
+        client: Client, passed_run: tuple[dict[str, Any], list[str]]) -> None:
+    """Issue 38: runs went to `<root>/.selfcorrect/mcp-runs/`, inside the user's repository,
+    left untracked. They are in the history folder, where `selfcorrect history` lists them
+    and `show`/`view` find their folders. Last in the module: every run above went by."""
+    run_id = passed_run[0]["run_id"]
+    folder = client.run_folder(run_id)
+    assert folder.parent.parent == _history(client.home) / "mcp-runs"
+    assert client.structured("list_runs")["folder"] == str(folder.parent)
+    listed = subprocess.run(
+        [sys.executable, "-m", "selfcorrect_action", "history", "--json"],
+        env=_server_environment(client.home), capture_output=True, text=True, check=True)
+    (entry,) = [run for run in json.loads(listed.stdout)["runs"] if run["run_id"] == run_id]
+    assert entry["location"] == str(folder)
+    assert _git(client.root, "status", "--porcelain", "--untracked-files=all") == "", \
+        "the root is as it was committed"
+    assert not (client.root / ".selfcorrect").exists()

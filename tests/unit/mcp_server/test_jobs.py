@@ -67,9 +67,9 @@ def test_one_run_at_a_time_in_the_order_they_came(crash_home: dict[str, str]) ->
     jobs = [gate.job(name) for name in ("a", "b", "c")]
     positions = [queue.submit(job) for job in jobs]
     assert gate.running.acquire(timeout=WAIT_S)
-    assert positions in ([0, 1, 2], [0, 0, 1])  # "a" may have left the queue already
+    assert positions == [0, 1, 2], "whether or not 'a' has left the queue already"
     assert [job.phase for job in jobs] == ["running", "queued", "queued"]
-    assert queue.position(jobs[2]) == 1
+    assert queue.position(jobs[2]) == 2
     gate.release.set()
     assert all(job.wait(WAIT_S) for job in jobs)
     assert gate.started == ["a", "b", "c"] and gate.most_at_once == 1
@@ -91,6 +91,33 @@ def test_two_workers_run_two_at_once(crash_home: dict[str, str]) -> None:
     runs.close(WAIT_S)
 
 
+def test_waiting_before_counts_the_runs_that_must_end_first(
+        crash_home: dict[str, str]) -> None:
+    """Issue 38: a second start_run said `waiting_before: 0` while the first ran, and it
+    waited for that one all the same. A run starts when a worker is free: it waits for
+    the running runs and those queued before it, less the workers left over."""
+    one = JobQueue(workers=1, max_waiting=3, environ=crash_home, secrets=[]).start()
+    gate = Gate()
+    first, second = gate.job("first"), gate.job("second")
+    assert one.submit(first) == 0
+    assert gate.running.acquire(timeout=WAIT_S)
+    assert one.submit(second) == 1 and one.position(second) == 1
+    assert one.position(first) is None, "running, not waiting"
+    gate.release.set()
+    assert second.wait(WAIT_S) and one.position(second) is None
+    one.close(WAIT_S)
+
+    two = JobQueue(workers=2, max_waiting=3, environ=crash_home, secrets=[]).start()
+    gate = Gate()
+    a, b, c = gate.job("a"), gate.job("b"), gate.job("c")
+    assert (two.submit(a), two.submit(b)) == (0, 0), "a worker is free for each"
+    assert gate.running.acquire(timeout=WAIT_S) and gate.running.acquire(timeout=WAIT_S)
+    assert two.submit(c) == 1
+    gate.release.set()
+    assert c.wait(WAIT_S)
+    two.close(WAIT_S)
+
+
 def test_a_full_waiting_room_refuses_more(queue: JobQueue) -> None:
     gate = Gate()
     queue.submit(gate.job("running"))
@@ -102,7 +129,7 @@ def test_a_full_waiting_room_refuses_more(queue: JobQueue) -> None:
         queue.submit(gate.job("w3"))
     assert "cancel_run" in (refused.value.hint or "")
     first.stop()
-    assert queue.submit(gate.job("w3")) == 1, "a cancelled run no longer takes a place"
+    assert queue.submit(gate.job("w3")) == 2, "a cancelled run no longer takes a place"
     gate.release.set()
 
 

@@ -14,11 +14,11 @@ import pytest
 
 from selfcorrect_action.errors import SpecError, UsageError
 from selfcorrect_action.mcp.jobs import JobQueue
-from selfcorrect_action.mcp.run_folder import RUNS_FOLDER
 from selfcorrect_action.mcp.tools import ExecArgs, RepairArgs, ServerConfig, TaskArgs, Tools
 from selfcorrect_action.records import evolve
 from selfcorrect_action.report.writer import write_reports
 from selfcorrect_action.runs.settings import RunSettings
+from tests.fakes.replays import fenced, write_replay
 from tests.unit.report.runs import exhausted_run, passing_run
 
 SPEC = "prompt: Print hello.\ncontract:\n  stdout_contains: [hello]\n"
@@ -33,9 +33,15 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def tools(root: Path) -> Iterator[Tools]:
+def runs(tmp_path: Path) -> Path:
+    """Where the server keeps its runs: in the history folder, never under the root."""
+    return tmp_path / "history" / "mcp-runs" / "root-0123456789ab"
+
+
+@pytest.fixture
+def tools(root: Path, runs: Path) -> Iterator[Tools]:
     queue = JobQueue(workers=1, max_waiting=2, environ={}, secrets=[])
-    yield Tools(ServerConfig(root=root, settings=RunSettings(), environ={}), queue)
+    yield Tools(ServerConfig(root=root, settings=RunSettings(), environ={}, runs=runs), queue)
     queue.close(1)
 
 
@@ -72,7 +78,8 @@ def test_a_contract_cannot_send_the_servers_keys_to_a_host_it_names(root: Path) 
     environ = {"OPENAI_API_KEY": "sk-live-123", "SELFCORRECT_SECRET_WEATHER": "w-key",
                "SELFCORRECT_SECRET_WEATHER_HOSTS": "api.weather.example.com"}
     queue = JobQueue(workers=1, max_waiting=2, environ=environ, secrets=[])
-    tools = Tools(ServerConfig(root=root, settings=RunSettings(), environ=environ), queue)
+    tools = Tools(ServerConfig(root=root, settings=RunSettings(), environ=environ,
+                               runs=root.parent / "runs"), queue)
     try:
         with pytest.raises(SpecError) as refused:
             tools.start_run(TaskArgs(spec=NETWORK_SPEC % "OPENAI_API_KEY"))
@@ -113,6 +120,44 @@ def test_validate_locates_every_problem(tools: Tools) -> None:
         tools.validate(SPEC, "tasks/hello.yml")
 
 
+def test_validate_refuses_a_spec_path_that_names_no_file(tools: Tools) -> None:
+    """Issue 38: a missing spec_path came back as a valid answer (`is_error: false`)
+    holding one problem; the file is not there to validate."""
+    with pytest.raises(UsageError) as missing:
+        tools.validate(None, "tasks/nope.yml")
+    assert missing.value.message.startswith("spec_path 'tasks/nope.yml': no such file under "
+                                            "the server's root")
+    assert "spec" in (missing.value.hint or "")
+    with pytest.raises(UsageError, match="spec_path 'tasks': not a file"):
+        tools.validate(None, "tasks")
+
+
+def test_no_model_is_said_in_the_tools_terms(tools: Tools) -> None:
+    """A client has a `replay` argument, and the server's own flags and variables: not
+    `pass --model` and `--replay FILE`, as if it typed a command."""
+    with pytest.raises(UsageError) as refused:
+        tools.start_run(TaskArgs(prompt="Print hello."))
+    assert refused.value.message == "no model is configured and no replay was given"
+    hint = refused.value.hint or ""
+    assert "`replay` argument" in hint
+    assert "--model" in hint and "SELFCORRECT_MODEL" in hint and "server" in hint
+    assert "pass --model" not in hint and "--replay FILE" not in hint
+
+
+def test_a_run_is_kept_in_the_servers_runs_folder_not_under_the_root(
+        root: Path, runs: Path) -> None:
+    replay = root / "hello.jsonl"
+    write_replay(replay, "Print hello.", [("generate", fenced("print('hello')"))])
+    queue = JobQueue(workers=1, max_waiting=2, environ={}, secrets=[])  # never started
+    tools = Tools(ServerConfig(root=root, settings=RunSettings(), environ={}, runs=runs),
+                  queue)
+    job = tools.start_run(TaskArgs(spec=SPEC, replay="hello.jsonl"))
+    progress = tools.progress(job)
+    assert progress.folder == str(runs / job.id)
+    assert (progress.phase, progress.waiting_before) == ("queued", 0)
+    queue.close(1)
+
+
 @pytest.mark.parametrize(("args", "expected"), [
     (ExecArgs("print(1)", script_name="../x.py"), "not a plain file name"),
     (ExecArgs("print(1)", script_name=".."), "not a plain file name"),
@@ -128,39 +173,40 @@ def test_exec_arguments_are_checked_before_a_container_starts(
         tools.exec_job(args)
 
 
-def _kept(root: Path, run_id: str, state_run_id: str | None = None, *, age_s: float = 0,
+def _kept(runs: Path, run_id: str, state_run_id: str | None = None, *, age_s: float = 0,
           passed: bool = True, tmp: Path) -> Path:
     state = passing_run(tmp) if passed else exhausted_run()
     state = evolve(state, {"run_id": state_run_id or run_id})
-    folder = root / RUNS_FOLDER / run_id
+    folder = runs / run_id
     paths = write_reports(state, folder, secrets=[])
     stamp = time.time() - age_s
     os.utime(paths.run_json, (stamp, stamp))
     return folder
 
 
-def test_list_runs_reads_the_output_folder_latest_first(tools: Tools, root: Path,
+def test_list_runs_reads_the_output_folder_latest_first(tools: Tools, runs: Path,
                                                         tmp_path: Path) -> None:
-    _kept(root, "aaaaaaaaaaaa", age_s=60, tmp=tmp_path)
-    _kept(root, "bbbbbbbbbbbb", passed=False, tmp=tmp_path)
-    broken = root / RUNS_FOLDER / "cccccccccccc"
+    _kept(runs, "aaaaaaaaaaaa", age_s=60, tmp=tmp_path)
+    _kept(runs, "bbbbbbbbbbbb", passed=False, tmp=tmp_path)
+    broken = runs / "cccccccccccc"
     broken.mkdir()
     (broken / "run.json").write_text("{not json")
     os.utime(broken / "run.json", (time.time() - 120, time.time() - 120))
-    (root / RUNS_FOLDER / "not-a-run").mkdir()
+    (runs / "not-a-run").mkdir()
     listed = tools.list_runs(limit=10)
     assert [(run.run_id, run.status) for run in listed.runs] == [
         ("bbbbbbbbbbbb", "exhausted"), ("aaaaaaaaaaaa", "passed"),
         ("cccccccccccc", "unreadable")]
     assert listed.runs[1].task == (".selfcorrect/tasks/sales-chart.yml: Read sales.csv and "
                                    "plot the monthly sales totals to chart.png as a line chart.")
-    assert listed.runs[1].audit == str(root / RUNS_FOLDER / "aaaaaaaaaaaa" / "AUDIT.md")
+    assert listed.runs[1].audit == str(runs / "aaaaaaaaaaaa" / "AUDIT.md")
+    assert listed.folder == str(runs)
     assert "not valid JSON" in (listed.runs[2].problem or "")
     assert [run.run_id for run in tools.list_runs(limit=1).runs] == ["bbbbbbbbbbbb"]
 
 
-def test_get_audit_reads_a_runs_audit_trail(tools: Tools, root: Path, tmp_path: Path) -> None:
-    folder = _kept(root, "aaaaaaaaaaaa", tmp=tmp_path)
+def test_get_audit_reads_a_runs_audit_trail(tools: Tools, runs: Path, tmp_path: Path) -> None:
+    folder = _kept(runs, "aaaaaaaaaaaa", tmp=tmp_path)
     audit = tools.get_audit("aaaaaaaaaaaa")
     assert audit.audit_md == (folder / "AUDIT.md").read_text()
     assert audit.run_json == str(folder / "run.json")
