@@ -54,8 +54,7 @@ def view_site(folder: Path | None, site_dir: Path, query: Query, *, include_priv
     with HistoryStore(need_history(folder), create=False) as store:
         entries = _publishable(store.entries(query), include_private=include_private)
         site.prepare_site(site_dir)
-        rows = [site.SiteRow(entry, _page(store, entry, site_dir, secrets),
-                             site.result_class(entry.status)) for entry in entries]
+        rows = [_row(store, entry, site_dir, secrets) for entry in entries]
     index = site.finish_site(site_dir, rows, site.site_index(rows, title=SITE_TITLE))
     print(index)
     return 0
@@ -77,15 +76,17 @@ def _publishable(entries: list[HistoryEntry], *, include_private: bool) -> list[
     return [entry for entry in entries if not entry.private]
 
 
-def _page(store: HistoryStore, entry: HistoryEntry, site_dir: Path,
-          secrets: Sequence[str]) -> str:
+def _row(store: HistoryStore, entry: HistoryEntry, site_dir: Path,
+         secrets: Sequence[str]) -> site.SiteRow:
+    """The run's page written, and its row of the index (which reads the run's state too)."""
     try:
         state = load_run_json(store.run_json(entry.run_id))
     except UsageError as exc:
         _warn(f"run {entry.run_id}: no page: {exc.message}")
-        return ""
+        return site.site_row(entry, "", None, secrets=secrets)
     html = render_page(state, store.artifacts(entry.run_id), secrets=secrets, from_report=True)
-    return site.write_page(site_dir, page_name(entry.run_id), html)
+    page = site.write_page(site_dir, page_name(entry.run_id), html)
+    return site.site_row(entry, page, state, secrets=secrets)
 
 
 def _warn(message: str) -> None:
