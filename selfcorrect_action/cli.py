@@ -383,7 +383,8 @@ def _add_mcp(sub: Subparsers) -> None:
         description="An MCP server on stdin and stdout for MCP clients (Claude Desktop, "
         "Claude Code, IDE agents): run_task, repair, start_run, get_run, cancel_run, exec, "
         "validate, list_runs and get_audit. Paths the client sends stay under --root; runs "
-        "are kept in ROOT/.selfcorrect/mcp-runs/. Needs the mcp extra: pip install "
+        "are kept in the history folder (mcp-runs/), never under ROOT. Needs the mcp extra: "
+        "pip install "
         "'selfcorrect-action[mcp]'. The provider key comes from the environment the client "
         "starts the server with.",
     )
