@@ -17,6 +17,7 @@ from selfcorrect_action.evaluation.sniff import detect_kind
 from selfcorrect_action.llm.errors import LLMStructuredOutputError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest, ImageAttachment
 from selfcorrect_action.llm.structured import Rejection, complete_json
+from selfcorrect_action.loop.budget import PromptTooLong
 from selfcorrect_action.loop.llm_step import system_message
 from selfcorrect_action.loop.metered import MeteredLLM
 from selfcorrect_action.loop.state import Attempt, JudgeOutcome, RejectedReply, RunState
@@ -56,6 +57,10 @@ def judge(state: RunState, attempt: Attempt, llm: MeteredLLM,
     )
     try:
         answer = complete_json(llm, request, JudgeAnswer, on_retry=on_retry)
+    except PromptTooLong as exc:
+        return JudgeOutcome(passed=False, reasoning="the judge could not be asked: its prompt "
+                            f"does not fit the model's context window ({exc.message}); "
+                            "failing closed", raw_verdict="unasked"), []
     except LLMStructuredOutputError as exc:
         return JudgeOutcome(passed=False, reasoning=f"the judge's answer was unreadable twice "
                             f"({exc.message}); failing closed", raw_verdict="unreadable"

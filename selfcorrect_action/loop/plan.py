@@ -17,6 +17,7 @@ from selfcorrect_action.contract import ArtifactSpec, ExecutionContract
 from selfcorrect_action.llm.errors import LLMStructuredOutputError
 from selfcorrect_action.llm.models import ChatMessage, ChatRequest
 from selfcorrect_action.llm.structured import JSONAnswer, Rejection, complete_json
+from selfcorrect_action.loop.budget import PromptTooLong
 from selfcorrect_action.loop.deps import Deps
 from selfcorrect_action.loop.inputs_preview import previews
 from selfcorrect_action.loop.llm_step import RunEnded, call_or_end, metered, system_message
@@ -95,7 +96,14 @@ def plan(state: RunState, deps: Deps) -> RunState:
         except LLMStructuredOutputError as exc:
             return exc
 
-    outcome = call_or_end(state, llm, ask)
+    try:
+        outcome = call_or_end(state, llm, ask)
+    except PromptTooLong as exc:
+        # The model's window is too small for the plan's prompt (issue 38): the run goes on
+        # without a plan, as with an unusable answer, rather than ending.
+        return _without_plan(state, deps, llm, LLMStructuredOutputError(
+            f"its prompt does not fit the model's context window ({exc.message})"),
+            need_tests=need_tests)
     if isinstance(outcome, RunEnded):
         return _record(outcome.state, llm, PlanRecord())
     if isinstance(outcome, LLMStructuredOutputError):
@@ -148,12 +156,15 @@ def _without_plan(state: RunState, deps: Deps, llm: MeteredLLM,
     if need_tests:
         return _record(end_run(
             state, Status.STOPPED,
-            "the plan step had to write the tests for this `kind: function` task and its "
-            f"answer was unusable twice ({failure.message}); add a tests: file to the spec, "
-            "or use a stronger model"), llm, PlanRecord(rejected=rejected))
-    why = (f"skipped: the plan answer was unusable twice ({failure.message}); the run goes "
-           "on with the contract as written plus defaults, and the judge judges against the "
-           "task itself")
+            "the plan step had to write the tests for this `kind: function` task and "
+            + (failure.message if "context window" in failure.message else
+               f"its answer was unusable twice ({failure.message})")
+            + "; add a tests: file to the spec, or use a stronger model"), llm,
+            PlanRecord(rejected=rejected))
+    unusable = failure.message if "context window" in failure.message else (
+        f"the plan answer was unusable twice ({failure.message})")
+    why = (f"skipped: {unusable}; the run goes on with the contract as written plus "
+           "defaults, and the judge judges against the task itself")
     deps.on_event("plan", why)
     return _record(state, llm, PlanRecord(skipped=why, rejected=rejected))
 

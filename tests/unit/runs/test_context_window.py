@@ -109,3 +109,22 @@ def test_a_window_the_server_states_is_used_before_any_refusal(tmp_path: Path) -
     assert state.status is Status.PASSED
     assert state.server is not None and state.server.context_tokens == 4096
     assert state.attempts[1].prompt_trimmed
+
+
+def test_a_plan_whose_prompt_does_not_fit_is_skipped_not_the_run(tmp_path: Path) -> None:
+    """The plan's prompt (the task, the input previews, the contract so far) leaves no room
+    in the window: the run goes on without a plan, as with an unusable plan answer."""
+    spec = {**SPEC, "contract": {"stdout_contains": ["hello"]},  # the planner has work
+            "budget": {"patch_attempts": 0, "rethink_attempts": 0}}
+    (tmp_path / "hello.yml").write_text(json.dumps(spec))
+    with FakeOpenAIServer(window=ContextWindow(150, chars_per_token=3.0)) as server:
+        settings = RunSettings(model="openai/local", api_base=server.api_base,
+                               sandbox_image=IMAGE, profile="standard")
+        prepared = pipeline.prepare(load_spec(tmp_path / "hello.yml", root=tmp_path),
+                                    settings, environ={}, secrets=[])
+        outcome: pipeline.RunOutcome[None] = pipeline.run(
+            prepared, environ={}, secrets=[], connections=Connections(engine=engine("x")))
+        assert server.overruns == 0
+    state = outcome.state
+    assert state.plan is not None and "context window" in state.plan.skipped
+    assert state.status is Status.EXHAUSTED and state.error_exit_code is None
