@@ -4,13 +4,16 @@ run's first state. Pure, but for reading the spec's files and a replay file."""
 from __future__ import annotations
 
 import hashlib
+import logging
 import uuid
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from typing import Literal
 
 from selfcorrect_action import __version__
 from selfcorrect_action.errors import UsageError
-from selfcorrect_action.llm.models import ModelTiers
+from selfcorrect_action.llm.models import ModelTiers, Tier
 from selfcorrect_action.loop.deps import utc_now
 from selfcorrect_action.loop.state import FileSha256, RunState
 from selfcorrect_action.records import evolve
@@ -18,7 +21,7 @@ from selfcorrect_action.redact import redact
 from selfcorrect_action.repair.records import RepairRecord
 from selfcorrect_action.runs.repair_prepare import repair_contract_timeout
 from selfcorrect_action.runs.settings import RunSettings
-from selfcorrect_action.spec import LoadedSpec, user_contract_fields
+from selfcorrect_action.spec import LoadedSpec, ModelChoice, user_contract_fields
 from selfcorrect_action.verified.record import relative
 
 PROVIDER_KEYS = ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "AZURE_API_KEY",
@@ -27,15 +30,24 @@ NO_MODEL_HINT = (
     "pass --model PROVIDER/MODEL (for example --model openai/gpt-4o-mini with OPENAI_API_KEY "
     "set, or --model anthropic/claude-3-5-haiku-latest with ANTHROPIC_API_KEY), or write "
     "`models: {cheap: ..., strong: ..., judge: ...}` in the spec, or set SELFCORRECT_MODEL; "
-    "to run offline, pass --replay FILE with a recording made by --record"
+    "for a local server (llama.cpp, Ollama, vLLM), pass --api-base URL --model "
+    "openai/<the name it serves>; to run offline, pass --replay FILE with a recording made "
+    "by --record"
 )
+# A provider's own variables for a server of one's own, which needs no key of theirs.
+BASE_VARIABLES = {"openai": ("OPENAI_API_BASE", "OPENAI_BASE_URL")}
+KeyState = Literal["set", "missing", "other_auth", "not_needed"]
+
+log = logging.getLogger(__name__)
+_TIERS: tuple[Tier, ...] = ("cheap", "strong", "judge", "review")
 
 
 def resolve_models(loaded: LoadedSpec, settings: RunSettings, environ: Mapping[str, str]
                    ) -> ModelTiers:
     """The settings' model wins for every tier (its strong and judge models for theirs), then
     the spec's `models:`, then the fallback model (SELFCORRECT_MODEL), then the defaults,
-    which need a provider key (or a local server: api_base)."""
+    which need a provider key (or a local server: api_base). A hosted model whose key is not
+    in `environ` is refused here, before anything is spent (check_keys)."""
     spec_models = loaded.spec.models
     configured = (settings.model or settings.fallback_model or settings.strong_model
                   or settings.judge_model
@@ -43,6 +55,14 @@ def resolve_models(loaded: LoadedSpec, settings: RunSettings, environ: Mapping[s
     keyed = any(environ.get(key) for key in PROVIDER_KEYS) or settings.api_base
     if not (settings.replaying or configured or keyed):
         raise UsageError("no model is configured and no replay was given", hint=NO_MODEL_HINT)
+    tiers = chosen_tiers(settings, spec_models)
+    check_keys(tiers, settings, environ)
+    return tiers
+
+
+def chosen_tiers(settings: RunSettings, spec_models: ModelChoice | None = None) -> ModelTiers:
+    """Each tier's model by the order resolve_models gives (no spec: its `models:` empty)."""
+    spec_models = spec_models or ModelChoice()
     if settings.model:
         tiers = ModelTiers(cheap=settings.model, strong=settings.model, judge=settings.model)
     else:
@@ -56,6 +76,80 @@ def resolve_models(loaded: LoadedSpec, settings: RunSettings, environ: Mapping[s
     return ModelTiers(cheap=tiers.cheap, strong=settings.strong_model or tiers.strong,
                       judge=settings.judge_model or tiers.judge,
                       review=settings.model or spec_models.review)
+
+
+@dataclass(frozen=True)
+class TierKey:
+    """The credentials of one model, for the tiers that use it."""
+
+    tiers: tuple[Tier, ...]
+    model: str
+    state: KeyState
+    variables: tuple[str, ...] = ()  # the ones litellm looks for: set, or none of them set
+    why: str = ""  # not_needed: why not; other_auth: how the provider does without
+
+    @property
+    def named(self) -> str:
+        *rest, last = self.tiers
+        tiers = f"{', '.join(rest)} and {last} tiers" if rest else f"{last} tier"
+        return f"model {self.model!r} (the {tiers})"
+
+
+def tier_keys(models: ModelTiers, settings: RunSettings, environ: Mapping[str, str]
+              ) -> list[TierKey]:
+    """Whether each model's key is in `environ` (never its value). Not asked of litellm for
+    a replay, which calls no model, nor with --api-base, whose server may want no key."""
+    by_model: dict[str, list[Tier]] = {}
+    for tier in _TIERS:
+        if tier != "review" or models.review:
+            by_model.setdefault(models.for_tier(tier), []).append(tier)
+    if settings.replaying or settings.api_base:
+        why = "a replay calls no model" if settings.replaying else "--api-base names the server"
+        return [TierKey(tuple(tiers), model, "not_needed", why=why)
+                for model, tiers in by_model.items()]
+    return [_tier_key(model, tuple(tiers), environ) for model, tiers in by_model.items()]
+
+
+def _tier_key(model: str, tiers: tuple[Tier, ...], environ: Mapping[str, str]) -> TierKey:
+    from selfcorrect_action.llm.keys import key_check  # loads litellm
+
+    found = key_check(model, environ)
+    own_server = [name for name in BASE_VARIABLES.get(found.provider, ())
+                  if environ.get(name, "").strip()]
+    if own_server:
+        return TierKey(tiers, model, "not_needed", why=f"{own_server[0]} names the server")
+    if found.other_auth and found.unset:
+        return TierKey(tiers, model, "other_auth", found.unset, why=found.other_auth)
+    if found.keys:
+        return TierKey(tiers, model, "missing", found.keys)
+    # What litellm would look for in an empty environment: the variables that are set.
+    looked_for = key_check(model, {}).unset
+    present = tuple(name for name in looked_for if environ.get(name, "").strip())
+    if present:
+        return TierKey(tiers, model, "set", present)
+    return TierKey(tiers, model, "not_needed",
+                   why=f"litellm names no key for {found.provider or 'this model'}")
+
+
+def check_keys(models: ModelTiers, settings: RunSettings, environ: Mapping[str, str]) -> None:
+    """UsageError for a hosted model whose key is not set, naming the variable and how to
+    set it; a warning for a provider that can authenticate another way (issue 38, item 7)."""
+    for found in tier_keys(models, settings, environ):
+        if found.state == "other_auth":
+            log.warning("%s: %s not set; %s can authenticate with %s, so the run goes on",
+                        found.named, " and ".join(found.variables),
+                        found.model.split("/")[0], found.why)
+        elif found.state == "missing":
+            raise UsageError(f"{found.named} needs an API key: "
+                             f"{' or '.join(found.variables)} is not set",
+                             hint=_key_hint(found.variables[0]))
+
+
+def _key_hint(variable: str) -> str:
+    return (f"set {variable} in the environment (export {variable}=...; in a workflow, "
+            f"`env: {variable}: ${{{{ secrets.{variable} }}}}`); or choose another model "
+            "with --model, a local server with --api-base URL, or run offline with --replay "
+            "FILE")
 
 
 def check_models(models: ModelTiers, settings: RunSettings) -> None:

@@ -130,9 +130,11 @@ def test_apply_refuses_a_file_with_uncommitted_changes_and_writes_to_out_instead
 
 
 def test_apply_needs_a_spec_file_in_the_repository(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """--apply writes a script beside its spec and names the spec in its header and record
     (issue 36; tests/e2e/test_run_apply.py): a --prompt has no spec file to name."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # a missing key is refused first
     code = main(["run", "--prompt", "Print hello", "--model", "openai/x", "--out",
                  str(tmp_path / "out"), "--apply"])
     assert code == 2

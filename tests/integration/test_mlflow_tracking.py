@@ -184,6 +184,7 @@ def test_without_the_extra_mlflow_says_how_to_install_it(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setitem(sys.modules, "mlflow", None)  # as if not installed
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # a missing key is refused first
     spec = tmp_path / "hello.yml"
     spec.write_text(json.dumps(SPEC))
     monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{tmp_path / 'm.db'}")

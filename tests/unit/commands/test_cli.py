@@ -52,8 +52,9 @@ def test_an_unknown_provider_is_bad_usage_before_any_call(
 
 
 def test_record_never_replaces_a_recording_unless_asked(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # the model's key is checked first
     spec = tmp_path / "t.yml"
     spec.write_text("prompt: p\n")
     recording = tmp_path / "run.jsonl"
@@ -139,3 +140,24 @@ def test_the_parser_is_built_without_the_heavy_modules() -> None:
     loaded = set(found.stdout.split())
     heavy = {"selfcorrect_action.loop.state", "pydantic", "docker", "httpx", "rich", "jinja2"}
     assert not loaded & heavy
+
+
+def test_a_missing_provider_key_is_refused_before_anything_is_made(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """It used to surface 14 s into the run as exit 3, after a history entry and an out/
+    folder were made (issue 38, item 7)."""
+    for name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_API_BASE",
+                 "SELFCORRECT_API_BASE", "SELFCORRECT_MODEL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "")  # a workflow's unset secret
+    spec = tmp_path / "t.yml"
+    spec.write_text("prompt: Print hello.\n")
+    history = tmp_path / "history"
+    code = main(["run", str(spec), "--model", "openai/gpt-4o-mini", "--out",
+                 str(tmp_path / "out"), "--history", str(history)])
+    err = capsys.readouterr().err
+    assert code == 2
+    assert "needs an API key: OPENAI_API_KEY is not set" in err
+    assert "export OPENAI_API_KEY=" in err
+    assert not (tmp_path / "out").exists() and not history.exists()

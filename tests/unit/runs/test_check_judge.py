@@ -50,11 +50,14 @@ def test_no_model_configured_is_refused_with_runs_hint(tmp_path: Path) -> None:
 
 def test_a_model_from_the_spec_or_a_variable_is_configured(tmp_path: Path) -> None:
     spec = loaded(tmp_path, FIRST, "models: {judge: openai/gpt-4o-mini}\n")
-    judges(RunSettings()).prepare([spec])
-    found = judges(RunSettings(fallback_model="openai/gpt-4o")).model_for(
+    keyed = {"OPENAI_API_KEY": "sk-test"}  # a hosted model without its key is refused
+    judges(RunSettings(), keyed).prepare([spec])
+    found = judges(RunSettings(fallback_model="openai/gpt-4o"), keyed).model_for(
         loaded(tmp_path, FIRST))
     assert found.models.judge == "openai/gpt-4o"
-    assert judges(RunSettings()).model_for(spec).models.judge == "openai/gpt-4o-mini"
+    assert judges(RunSettings(), keyed).model_for(spec).models.judge == "openai/gpt-4o-mini"
+    with pytest.raises(UsageError, match="OPENAI_API_KEY is not set"):
+        judges(RunSettings()).prepare([spec])
 
 
 def test_a_replay_made_for_another_task_is_refused(tmp_path: Path) -> None:

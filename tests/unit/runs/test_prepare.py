@@ -14,6 +14,7 @@ from selfcorrect_action.runs.prepare import (
     check_replay_fits,
     initial_state,
     resolve_models,
+    tier_keys,
 )
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.spec import LoadedSpec, load_spec_text
@@ -116,3 +117,90 @@ def test_a_recording_that_names_its_task_is_held_to_it(tmp_path: Path) -> None:
     check_replay_fits(path, "Complete double().")
     with pytest.raises(UsageError, match="names another prompt's digest"):
         check_replay_fits(path, "Complete triple().")
+
+
+# ---- A missing provider key, refused before anything is spent (issue 38, item 7) ----
+
+def _models(settings: RunSettings, environ: dict[str, str], spec: str = "") -> ModelTiers:
+    return resolve_models(_loaded(Path("."), f"prompt: do it\n{spec}"), settings, environ)
+
+
+def test_a_hosted_model_without_its_key_is_refused_naming_the_variable() -> None:
+    with pytest.raises(UsageError, match="OPENAI_API_KEY is not set") as caught:
+        _models(RunSettings(model="openai/gpt-4o-mini"), {"ANTHROPIC_API_KEY": "sk-ant"})
+    assert "(the cheap, strong, judge and review tiers)" in caught.value.message
+    assert caught.value.exit_code == 2
+    hint = caught.value.hint or ""
+    assert "export OPENAI_API_KEY=" in hint and "${{ secrets.OPENAI_API_KEY }}" in hint
+    assert "--api-base" in hint and "--replay" in hint
+
+
+def test_each_tier_is_checked_and_an_empty_key_is_no_key() -> None:
+    settings = RunSettings(fallback_model="openai/gpt-4o-mini")
+    with pytest.raises(UsageError, match=r"'anthropic/claude-3-5-haiku-latest' \(the judge "
+                       r"tier\) needs an API key: ANTHROPIC_API_KEY is not set"):
+        _models(settings, {"OPENAI_API_KEY": "sk-x", "ANTHROPIC_API_KEY": " "},
+                "models: {judge: anthropic/claude-3-5-haiku-latest}\n")
+    # A workflow's `${{ secrets.OPENAI_API_KEY }}` when the secret is not set: empty.
+    with pytest.raises(UsageError, match="OPENAI_API_KEY is not set"):
+        _models(settings, {"OPENAI_API_KEY": ""})
+
+
+def test_the_run_environment_is_what_is_asked_not_the_process_one(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """litellm reads os.environ itself; the check asks it about the run's `environ`."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-process")
+    with pytest.raises(UsageError, match="OPENAI_API_KEY is not set"):
+        _models(RunSettings(model="openai/gpt-4o-mini"), {})
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert _models(RunSettings(model="openai/gpt-4o-mini"), {"OPENAI_API_KEY": "sk-x"}).cheap \
+        == "openai/gpt-4o-mini"
+
+
+def test_either_of_geminis_variables_will_do() -> None:
+    with pytest.raises(UsageError, match="GOOGLE_API_KEY or GEMINI_API_KEY is not set"):
+        _models(RunSettings(model="gemini/gemini-1.5-flash"), {})
+    _models(RunSettings(model="gemini/gemini-1.5-flash"), {"GEMINI_API_KEY": "g-x"})
+
+
+@pytest.mark.parametrize("settings", [
+    RunSettings(model="openai/smollm2", api_base="http://127.0.0.1:8080/v1"),  # local server
+    RunSettings(model="openai/gpt-4o-mini", replay=Path("r.jsonl")),  # no model is called
+    RunSettings(model="ollama/llama3"),  # a local provider: no key to have
+])
+def test_local_servers_and_replays_need_no_key(settings: RunSettings) -> None:
+    assert _models(settings, {}).cheap == settings.model
+
+
+def test_an_openai_base_from_the_environment_is_a_server_of_ones_own() -> None:
+    _models(RunSettings(model="openai/local"), {"OPENAI_BASE_URL": "http://127.0.0.1:1/v1"})
+
+
+@pytest.mark.parametrize(("model", "variable"), [
+    ("vertex_ai/gemini-1.5-pro", "VERTEXAI_PROJECT"),
+    ("bedrock/anthropic.claude-3-haiku-20240307-v1:0", "AWS_ACCESS_KEY_ID"),
+    ("azure/my-deployment", "AZURE_API_KEY"),
+])
+def test_providers_that_authenticate_another_way_are_warned_about(
+        model: str, variable: str, caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level("WARNING", logger="selfcorrect_action.runs.prepare"):
+        assert _models(RunSettings(model=model), {}).cheap == model
+    (record,) = caplog.records
+    assert variable in record.getMessage() and "the run goes on" in record.getMessage()
+
+
+def test_tier_keys_say_whether_a_key_is_set_never_its_value() -> None:
+    models = ModelTiers(cheap="openai/gpt-4o-mini", strong="anthropic/claude-3-5-haiku-latest",
+                        judge="openai/gpt-4o-mini")
+    found = tier_keys(models, RunSettings(), {"OPENAI_API_KEY": "sk-secret-value"})
+    assert [(k.tiers, k.state, k.variables) for k in found] == [
+        (("cheap", "judge"), "set", ("OPENAI_API_KEY",)),
+        (("strong",), "missing", ("ANTHROPIC_API_KEY",)),
+    ]
+    assert "sk-secret-value" not in repr(found)
+
+
+def test_the_no_model_hint_names_a_local_server() -> None:
+    with pytest.raises(UsageError) as caught:
+        _models(RunSettings(), {})
+    assert "--api-base URL" in (caught.value.hint or "")

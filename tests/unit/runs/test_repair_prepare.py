@@ -47,9 +47,12 @@ def test_a_repair_whose_globs_allow_nothing_is_refused_before_anything_runs(
         repair_inputs(loaded)
 
 
+KEYED = {"OPENAI_API_KEY": "sk-test"}  # a hosted model's key is checked up front
+
+
 def test_prepare_makes_a_repairs_first_state(tmp_path: Path) -> None:
     loaded = load_spec_text(SPEC, "fix.yml", root=_repo(tmp_path))
-    prepared = prepare(loaded, RunSettings(model="openai/gpt-4o-mini"), environ={},
+    prepared = prepare(loaded, RunSettings(model="openai/gpt-4o-mini"), environ=KEYED,
                        secrets=[])
     state = prepared.state
     assert state.spec.kind == "repair" and state.output_name == ""
@@ -59,5 +62,5 @@ def test_prepare_makes_a_repairs_first_state(tmp_path: Path) -> None:
     assert prepared.repository is not None and prepared.requirements == "toolz\n"
     written = load_spec_text(SPEC + "contract: {timeout_s: 45}\n", "fix.yml",
                              root=tmp_path)
-    assert prepare(written, RunSettings(model="openai/gpt-4o-mini"), environ={},
+    assert prepare(written, RunSettings(model="openai/gpt-4o-mini"), environ=KEYED,
                    secrets=[]).state.contract.timeout_s == 45
