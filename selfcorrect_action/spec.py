@@ -22,6 +22,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    TypeAdapter,
     ValidationError,
     model_validator,
 )
@@ -34,7 +35,7 @@ from selfcorrect_action.choices import Generation
 from selfcorrect_action.contract import ExecutionContract
 from selfcorrect_action.errors import SpecError
 from selfcorrect_action.repair.spec_files import repair_file_problems
-from selfcorrect_action.spec_checks import Conflict, dotted, find_conflicts, placed_files
+from selfcorrect_action.spec_checks import Conflict, dotted, find_conflicts
 from selfcorrect_action.spec_files import (
     MAX_SPEC_BYTES,
     Loc,
@@ -432,19 +433,58 @@ def file_problems(loaded: LoadedSpec) -> list[str]:
     """Located problems for tests and inputs that are missing or not plain files in the repo,
     and for an output path that goes through a link; for a repair, for globs that match no
     file it may rewrite, missing test files and a requirements file it cannot install."""
-    if loaded.spec.kind == "repair":
-        spec = loaded.spec
-        found = repair_file_problems(loaded.root, files=spec.files,
-                                     failing_tests=spec.failing_tests,
-                                     requirements=spec.requirements)
-        return [_located(loaded.source, loaded.document, loc, message, hint)
-                for loc, message, hint in found]
-    found = _file_problems(loaded.root, placed_files(loaded.spec))
-    output = loaded.spec.output
-    if output and (problem := output_problem(loaded.root, output)):
-        found.append((("output",), *problem))
+    spec = loaded.spec
+    fields = {name: getattr(spec, name) for name in FILE_FIELDS[_kind_group(spec.kind)]}
     return [_located(loaded.source, loaded.document, loc, message, hint)
-            for loc, message, hint in found]
+            for loc, message, hint in _named_file_problems(loaded.root, spec.kind, fields)]
+
+
+# The fields that name files of the repository, by kind: what file_problems checks.
+FILE_FIELDS = {"script": ("inputs", "tests", "output"),
+               "repair": ("files", "failing_tests", "requirements")}
+
+
+def _kind_group(kind: object) -> str:
+    return "repair" if kind == "repair" else "script"
+
+
+def _named_file_problems(root: Path, kind: object, fields: dict[str, Any]
+                         ) -> list[tuple[Loc, str, str]]:
+    """The problems of the files `fields` name (FILE_FIELDS' of `kind`; one left out is not
+    checked)."""
+    if kind == "repair":
+        return repair_file_problems(root, files=fields.get("files") or [],
+                                    failing_tests=fields.get("failing_tests") or [],
+                                    requirements=fields.get("requirements"))
+    placed = [((name, index), path) for name in ("inputs", "tests")
+              for index, path in enumerate(fields.get(name) or [])]
+    found = _file_problems(root, placed)
+    output = fields.get("output")
+    if output and (problem := output_problem(root, output)):
+        found.append((("output",), *problem))
+    return found
+
+
+def _independent_file_problems(data: dict[str, Any], exc: ValidationError, root: Path,
+                               source: str, document: Any) -> list[str]:
+    """While some fields are invalid, the files named by the fields that are valid on their
+    own: a missing file does not wait for a type error elsewhere to be fixed (issue 38, item
+    8). Nothing while `kind` itself is invalid: which fields name files depends on it."""
+    broken = {error["loc"][0] for error in exc.errors() if error["loc"]}
+    if "kind" in broken:
+        return []
+    kind = data.get("kind", "script")
+    fields = {}
+    for name in FILE_FIELDS[_kind_group(kind)]:
+        if name in data and name not in broken:
+            adapter: TypeAdapter[Any] = TypeAdapter(
+                TaskSpec.model_fields[name].rebuild_annotation())
+            try:
+                fields[name] = adapter.validate_python(data[name])
+            except ValidationError:  # invalid alone too, e.g. a conflict's other side
+                continue
+    found = _named_file_problems(root, kind, fields) if fields else []
+    return [_located(source, document, loc, message, hint) for loc, message, hint in found]
 
 
 def _load(
@@ -461,6 +501,9 @@ def _load(
         spec = TaskSpec.model_validate(data)
     except ValidationError as exc:
         problems = _describe(exc, document, source, derived_output=derived)
+        if check_files:
+            problems += _independent_file_problems(data, exc, root.resolve(), source,
+                                                   document)
         raise SpecError(_in_file_order(problems, source)) from exc
     loaded = LoadedSpec(spec, source, root.resolve(), path, document)
     problems = file_problems(loaded) if check_files else []

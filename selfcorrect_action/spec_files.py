@@ -108,10 +108,8 @@ def _content_problem(target: Path, loc: Loc, relative: str) -> tuple[str, str] |
 def _file_problem(root: Path, real_root: Path, relative: str) -> tuple[str, str] | None:
     target = root / relative
     if not target.exists():  # follows links: a dangling link counts as missing
-        return (
-            f"{relative} does not exist (looked in {target})",
-            f"paths are relative to the repository root ({root}); fix the path or add the file",
-        )
+        return (f"{relative} does not exist (looked in {target})",
+                f"{paths_start(root)}; fix the path or add the file")
     if not target.is_file():
         return f"{relative} is not a regular file ({target})", "list files, not folders"
     real = target.resolve()
@@ -123,6 +121,17 @@ def _file_problem(root: Path, real_root: Path, relative: str) -> tuple[str, str]
             "copy the file into the repository instead of linking to it",
         )
     return None
+
+
+def paths_start(root: Path) -> str:
+    """Where a spec's paths start, as it is: outside a git repository there is no repository
+    root to speak of (a hint once said "the repository root (/tmp)")."""
+    if (root / ".git").exists():
+        return f"paths are relative to the repository root ({root})"
+    if root == Path.cwd().resolve():
+        return (f"paths are relative to the current folder ({root}): no git repository holds "
+                "the spec, so they start where selfcorrect runs")
+    return f"paths are relative to {root}, the folder given as the root (no git repository)"
 
 
 def output_problem(root: Path, relative: str) -> tuple[str, str] | None:

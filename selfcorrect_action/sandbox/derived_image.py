@@ -9,16 +9,21 @@ needs it, and the bundle is gone from the image afterwards; it is not part of th
 since it changes nothing that gets installed.
 
 The naming, the Dockerfile and the build context are pure; the engine calls are the thin
-part at the bottom, through the same Engine seam as the sandbox image.
+part at the bottom, through the same Engine seam as the sandbox image. The build's own output
+(about 100 lines of apt and pip) is not shown while it runs, only a progress line now and
+then (issue 38, item 8); a failed build quotes its last lines in the error.
 """
 
 from __future__ import annotations
 
 import hashlib
 import io
+import re
 import ssl
 import tarfile
 import tempfile
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from selfcorrect_action import __version__
@@ -31,6 +36,11 @@ from selfcorrect_action.sandbox.progress import NOTE, Progress, ignore_progress
 DERIVED_REPOSITORY = "selfcorrect-sandbox-deps"
 BASE_LABEL = "org.selfcorrect.base-image"
 STAGING = "/tmp/selfcorrect-deps"
+# A build says where it is at most this often; a faster build says nothing between its start
+# and its end.
+PROGRESS_EVERY_S = 10.0
+_STEP = re.compile(r"^Step (\d+)/(\d+) : ")
+Clock = Callable[[], float]
 # pip comes from Debian (the base has none), in a step of its own that every derived image
 # shares through the engine's build cache; the requirements' step is the only one that
 # differs between two requirements files.
@@ -97,7 +107,8 @@ def host_ca_bundle() -> bytes:
 
 
 def ensure_derived(engine: Engine, base: str, requirements: str, *,
-                   progress: Progress = ignore_progress, ca_bundle: bytes | None = None) -> str:
+                   progress: Progress = ignore_progress, ca_bundle: bytes | None = None,
+                   clock: Clock = time.monotonic) -> str:
     """The tag of an image holding `requirements` on top of `base`, built if needed."""
     base_image = engine.image(base)
     if base_image is None:
@@ -115,7 +126,7 @@ def ensure_derived(engine: Engine, base: str, requirements: str, *,
         progress(NOTE + f"building {tag}: the requirements installed on {base}")
         _build(engine, tag, wanted, context_tar(base, requirements, ca_bundle
                                                 if ca_bundle is not None else host_ca_bundle()),
-               base=base, progress=progress)
+               base=base, progress=BuildProgress(progress, tag, clock))
     progress(NOTE + f"built {tag}")
     return tag
 
@@ -123,6 +134,25 @@ def ensure_derived(engine: Engine, base: str, requirements: str, *,
 def _built(engine: Engine, tag: str, wanted: str) -> bool:
     existing = engine.image(tag)
     return existing is not None and existing.labels.get(HASH_LABEL) == wanted
+
+
+class BuildProgress:
+    """The build's lines in, a progress line out now and then: the step it is at and the
+    seconds so far, at most every PROGRESS_EVERY_S."""
+
+    def __init__(self, progress: Progress, tag: str, clock: Clock) -> None:
+        self._progress, self._tag, self._clock = progress, tag, clock
+        self._started = self._said = clock()
+        self._step = ""
+
+    def __call__(self, line: str) -> None:
+        if match := _STEP.match(line):
+            self._step = f"step {match[1]}/{match[2]}"
+        now = self._clock()
+        if self._step and now - self._said >= PROGRESS_EVERY_S:
+            self._said = now
+            self._progress(NOTE + f"building {self._tag}: {self._step}, "
+                           f"{now - self._started:.0f} s so far")
 
 
 def _build(engine: Engine, tag: str, wanted: str, context: bytes, *, base: str,
@@ -135,8 +165,7 @@ def _build(engine: Engine, tag: str, wanted: str, context: bytes, *, base: str,
         for chunk in engine.build_image(file, tag=tag, labels=labels, nocache=False):
             for line in log.feed(chunk):
                 progress(line)
-    for line in log.close():
-        progress(line)
+    log.close()
     if log.error or not log.image_id:
         quoted = "\n".join(f"    {line}" for line in log.tail)
         raise SandboxError(

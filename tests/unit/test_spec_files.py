@@ -379,3 +379,18 @@ def test_an_empty_prompt_says_so() -> None:
 def test_budgets_have_upper_bounds(field: str) -> None:
     with pytest.raises(SpecError, match="budget"):
         load_spec_text(f"prompt: p\nbudget:\n  {field}\n", "s.yml", check_files=False)
+
+
+def test_outside_a_repository_the_hint_says_where_paths_start(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """It said "the repository root (/tmp)" where there is none (issue 38, item 8)."""
+    folder = tmp_path / "loose"
+    folder.mkdir()
+    monkeypatch.chdir(folder)
+    (folder / "t.yml").write_text("prompt: p\ninputs: [sales.csv]\n")
+    (problem,) = problems_of(Path("t.yml"))
+    assert "repository root" not in problem
+    assert (f"hint: paths are relative to the current folder ({folder.resolve()}): no git "
+            "repository holds the spec, so they start where selfcorrect runs;") in problem
+    (problem,) = problems_of(folder / "t.yml", root=tmp_path)
+    assert f"paths are relative to {tmp_path}, the folder given as the root" in problem

@@ -270,3 +270,23 @@ def test_view_site_refuses_a_folder_of_other_files(
     assert main(["view", "--site", str(tmp_path / "mine"), "--history", str(history)]) == 2
     assert "holds files that are not a selfcorrect site (notes.txt)" in capsys.readouterr().err
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]
+
+
+def test_show_prints_a_reasons_hint_on_a_line_of_its_own(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A stop reason quoting an error with its hint was shown with a literal `\\n  hint:`
+    (issue 38, item 8)."""
+    reason = ("the model call failed: no usable API key for model 'openai/gpt-4o-mini'"
+              "\n  hint: set OPENAI_API_KEY in the environment\nPASSED")
+    history = tmp_path / "history"
+    _record(history, exhausted_run().model_copy(update={
+        "run_id": "cccc55556666", "stop_reason": reason}))
+    assert main(["show", "cccc", "--history", str(history)]) == 0
+    out = capsys.readouterr().out
+    assert "\\n" not in out
+    lines = out.splitlines()
+    at = lines.index("stopped because: the model call failed: no usable API key for model "
+                     "'openai/gpt-4o-mini'")
+    # The reason's own lines stay under it, indented: none can pass for a line of show's.
+    assert lines[at + 1:at + 3] == ["    hint: set OPENAI_API_KEY in the environment",
+                                    "  PASSED"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import io
 import tarfile
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import IO, Any
 
 import pytest
@@ -90,3 +90,56 @@ def test_a_failed_install_quotes_the_build_and_points_at_the_requirements() -> N
         ensure_derived(FailingBuild(images={BASE: {}}), BASE, "nosuchpackage\n", ca_bundle=b"")
     assert "No matching distribution found for nosuchpackage" in caught.value.message
     assert caught.value.hint is not None and "requirements file" in caught.value.hint
+
+
+class ChattyBuild(FakeEngine):
+    """Eight steps, 96 lines of apt and pip output between them, as a real build prints."""
+
+    def build_image(self, context: IO[bytes], *, tag: str, labels: Mapping[str, str],
+                    nocache: bool) -> Iterator[dict[str, Any]]:
+        for step in range(1, 9):
+            yield {"stream": f"Step {step}/8 : RUN something\n"}
+            for line in range(12):
+                yield {"stream": f"Get:{line} http://deb.debian.org/debian bookworm pkg-{line}\n"}
+        self.images[tag] = dict(labels)
+        yield {"aux": {"ID": f"sha256:{tag}"}}
+
+
+def _ticking(step_s: float) -> Callable[[], float]:
+    now = [0.0]
+
+    def clock() -> float:
+        now[0] += step_s
+        return now[0]
+    return clock
+
+
+def test_a_build_shows_a_progress_line_now_and_then_not_its_output() -> None:
+    """About 100 lines of docker output used to flood the terminal (issue 38, item 8)."""
+    notes: list[str] = []
+    tag = ensure_derived(ChattyBuild(images={BASE: {}}), BASE, "toolz\n",
+                         progress=notes.append, ca_bundle=b"", clock=_ticking(1.0))
+    assert all(note.startswith("==> ") for note in notes), "no line of the build's own"
+    steps = [note for note in notes if ": step " in note]
+    # ~105 s of build at one line a second: one line per 10 s at most.
+    assert 8 <= len(steps) <= 11
+    assert steps[0] == f"==> building {tag}: step 1/8, 10 s so far"
+    assert steps[-1].startswith(f"==> building {tag}: step 8/8, ")
+    assert notes[-1] == f"==> built {tag}"
+
+
+def test_a_quick_build_says_only_that_it_starts_and_ends() -> None:
+    notes: list[str] = []
+    tag = ensure_derived(ChattyBuild(images={BASE: {}}), BASE, "toolz\n",
+                         progress=notes.append, ca_bundle=b"", clock=_ticking(0.01))
+    assert notes == [f"==> building {tag}: the requirements installed on {BASE}",
+                     f"==> built {tag}"]
+
+
+def test_a_failed_build_shows_its_output_in_the_error_only() -> None:
+    notes: list[str] = []
+    with pytest.raises(SandboxError) as caught:
+        ensure_derived(FailingBuild(images={BASE: {}}), BASE, "nosuchpackage\n",
+                       progress=notes.append, ca_bundle=b"")
+    assert not any("nosuchpackage" in note for note in notes)
+    assert "last build output:\n    ERROR: No matching distribution" in caught.value.message
