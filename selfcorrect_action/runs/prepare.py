@@ -146,7 +146,8 @@ def check_keys(models: ModelTiers, settings: RunSettings, environ: Mapping[str, 
 
 
 def _key_hint(variable: str) -> str:
-    return (f"set {variable} in the environment (export {variable}=...; in a workflow, "
+    # `<your key>`: a placeholder the redaction of the error's line leaves as it is.
+    return (f"set {variable} in the environment (export {variable}=<your key>; in a workflow, "
             f"`env: {variable}: ${{{{ secrets.{variable} }}}}`); or choose another model "
             "with --model, a local server with --api-base URL, or run offline with --replay "
             "FILE")

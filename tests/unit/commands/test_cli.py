@@ -159,5 +159,5 @@ def test_a_missing_provider_key_is_refused_before_anything_is_made(
     err = capsys.readouterr().err
     assert code == 2
     assert "needs an API key: OPENAI_API_KEY is not set" in err
-    assert "export OPENAI_API_KEY=" in err
+    assert "export OPENAI_API_KEY=<your key>;" in err  # left as it is by the redaction
     assert not (tmp_path / "out").exists() and not history.exists()
