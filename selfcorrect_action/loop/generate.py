@@ -94,22 +94,35 @@ def _fitting(state: RunState, deps: Deps, llm: MeteredLLM, step: NextStep, index
     more of code_request.TRIMS at each step; PromptTooLong when even the shortest does not
     fit."""
     too_long: PromptTooLong | None = None
+    tried: CodeRequest | None = None
+    left_out: list[str] = []  # what made a difference to this step's prompt
     for trim in range(len(TRIMS) + 1):
         built = code_request(state, step, deps, trim=trim)
+        if tried is not None and built.request.messages == tried.request.messages:
+            continue  # nothing of that kind in this prompt (a first attempt has no code)
+        if trim:
+            left_out.append(TRIMS[trim - 1])
+        tried = built
         try:
             reply = call_or_end(state, llm, partial(llm.complete, built.request))
         except PromptTooLong as exc:
             too_long = exc
-            if trim < len(TRIMS):
-                window = f" of {exc.window:,} tokens" if exc.window else ""
-                deps.on_event("generate", f"attempt {index}: the prompt does not fit the "
-                              f"model's context window{window}: leaving out {TRIMS[trim]}")
             continue
         if isinstance(reply, RunEnded):
             return reply
-        return built, reply
+        if left_out:
+            deps.on_event("generate", f"attempt {index}: the whole prompt did not fit the "
+                          f"model's context window{_of(too_long)}: left out "
+                          + ", ".join(left_out))
+        return replace(built, trimmed=tuple(left_out)), reply
     assert too_long is not None
+    deps.on_event("generate", f"attempt {index}: no prompt fits the model's context "
+                  f"window{_of(too_long)}, even with " + ", ".join(left_out) + " left out")
     return too_long
+
+
+def _of(exc: PromptTooLong | None) -> str:
+    return f" of {exc.window:,} tokens" if exc is not None and exc.window else ""
 
 
 def _too_long(state: RunState, step: NextStep, index: int, llm: MeteredLLM,

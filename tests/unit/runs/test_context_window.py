@@ -75,9 +75,10 @@ def test_a_refusal_teaches_the_window_and_the_prompt_is_shortened_to_fit(
     assert server.overruns == 0 and len(asked) == 3
     first, second = state.attempts
     assert first.prompt_trimmed == []
-    # Leaving out the previews and most of the evidence was not enough: the repair was
-    # asked without the previous code, rewriting the file from the task.
-    assert second.prompt_trimmed == list(TRIMS[:3])
+    # Leaving out most of the evidence was not enough (the task has no input files, so no
+    # previews to leave out: not said): the repair was asked without the previous code,
+    # rewriting the file from the task.
+    assert second.prompt_trimmed == [TRIMS[1], TRIMS[2]]
     assert "value_219" not in json.dumps(asked[2])
     assert second.strategy is Strategy.PATCH and state.status is Status.PASSED
     audit = audit_markdown(state, secrets=[])
