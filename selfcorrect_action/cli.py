@@ -420,7 +420,7 @@ def _add_config(sub: Subparsers) -> None:
 def _run_config(args: argparse.Namespace) -> int:
     from selfcorrect_action.commands.config_cmd import show_config
 
-    return show_config(_resolved_settings(args), as_json=args.json)
+    return show_config(_resolved_settings(args), as_json=args.json, environ=os.environ)
 
 
 def _add_verify(sub: Subparsers) -> None:
