@@ -19,6 +19,7 @@ from selfcorrect_action.loop.state import (
     Status,
     Strategy,
 )
+from selfcorrect_action.repair.test_run import REPORT_PATH
 from selfcorrect_action.report import text
 from selfcorrect_action.report.layers import LayerRow, attempt_failure, layer_rows
 from selfcorrect_action.report.network_view import ConnectionRow, connection_rows, log_notes
@@ -172,7 +173,8 @@ def _summary_view(state: RunState, attempt: Attempt) -> AttemptView:
         start=_start(attempt), code="",
         code_size=text.plural(len(attempt.code.splitlines()), "line"),
         code_more="", diff=DiffView("", "", "", "", "not shown here"),
-        execution=_execution(attempt.execution), not_run=_not_run(attempt), streams=[],
+        execution=_execution(attempt.execution, repair=state.spec.kind == "repair"),
+        not_run=_not_run(attempt), streams=[],
         layers=(repair_layer_rows(state, attempt) if state.spec.kind == "repair"
                 else layer_rows(state, attempt)), passed=failure is None,
         result=_result(state, attempt), category=failure.category if failure else "",
@@ -203,7 +205,7 @@ def _attempt_view(state: RunState, attempt: Attempt) -> AttemptView:
         code_size=text.plural(len(attempt.code.splitlines()), "line"),
         code_more=code_more,
         diff=_diff(state, attempt),
-        execution=_execution(attempt.execution),
+        execution=_execution(attempt.execution, repair=state.spec.kind == "repair"),
         not_run=_not_run(attempt),
         streams=_streams(attempt.execution),
         layers=(repair_layer_rows(state, attempt) if state.spec.kind == "repair"
@@ -360,17 +362,20 @@ def _diff(state: RunState, attempt: Attempt) -> DiffView:
     return DiffView(f"attempt {before}", diff.text, stat, more, "")
 
 
-def _execution(result: ExecutionResult | None) -> ExecutionView | None:
+def _execution(result: ExecutionResult | None, *, repair: bool = False
+               ) -> ExecutionView | None:
+    """`repair`: the run's own junit report is no file the test command made, and "the
+    command is not python3 SCRIPT" is no news about a test command (issue 38)."""
     if result is None:
         return None
     notes = [note for note in (result.sandbox_note, result.artifact_note) if note]
-    if result.start_note:
+    if result.start_note and not repair:
         notes.append(f"interpreter: {result.start_note}")
     notes += log_notes(result.network)
     artifacts = [
         f"{record.path} ({text.number(record.size)} bytes"
         + (f", not copied out: {record.rejected})" if record.rejected else ")")
-        for record in result.artifacts
+        for record in result.artifacts if not (repair and record.path == REPORT_PATH)
     ]
     return ExecutionView(
         exit_code="none" if result.exit_code is None else str(result.exit_code),

@@ -88,3 +88,21 @@ def test_a_rewritten_file_is_bounded(tmp_path: Path) -> None:
     (view,) = file_views(huge)
     assert len(view.text) == FILE_CHARS and view.size == "20,000 lines"
     assert view.more == f"{120_000 - FILE_CHARS:,} more characters, in run.json"
+
+
+def test_audit_md_lists_no_junit_report_of_a_repair_either(tmp_path: Path) -> None:
+    """AUDIT.md agrees with the page: the repair's own junit report is no file its test
+    command wrote, and the interpreter note of a script run is not said of a test command."""
+    from selfcorrect_action.report.audit import audit_markdown
+
+    state = repair_run(tmp_path)
+    last = state.attempts[-1]
+    assert last.execution is not None
+    noted = last.execution.model_copy(update={
+        "start_note": "the command is not 'python3 SCRIPT'"})
+    state = state.model_copy(update={"attempts": [
+        *state.attempts[:-1], last.model_copy(update={"execution": noted})]})
+    assert REPORT_PATH in [r.path for r in noted.artifacts]
+    audit = audit_markdown(state, secrets=[])
+    assert REPORT_PATH not in audit
+    assert "interpreter: " not in audit
