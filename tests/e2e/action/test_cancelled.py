@@ -11,6 +11,7 @@ import uuid
 
 import pytest
 
+from selfcorrect_action.github.checkpoint_refs import CHECKPOINT_PREFIX
 from selfcorrect_action.report import load_run_json
 from tests.e2e.action.harness import MAINTAINER, SPEC, RunAction, checkout, runner_inputs
 from tests.e2e.action.runner import prepare, read_outputs
@@ -55,7 +56,11 @@ def test_sigterm_stops_the_action_publishes_nothing_and_exits_143(
     assert child.returncode == 143, log
     assert requests == 1, "the second spec was started after the cancel"
     assert github.pulls(DEFAULT_REPO) == [], log
-    assert not [ref for ref in github.refs(DEFAULT_REPO) if "selfcorrect/" in ref]
+    # No branch, no lock left: only the checkpoint of the run it cancelled, which a
+    # `/selfcorrect resume` goes on from (issue 37).
+    refs = [ref for ref in github.refs(DEFAULT_REPO) if "selfcorrect/" in ref]
+    assert [ref for ref in refs if not ref.startswith(CHECKPOINT_PREFIX)] == [], refs
+    assert len(refs) == 1 and "bar_chart" in refs[0], refs
     (run_json,) = (workspace / ".selfcorrect" / "runs").glob("*/run.json")
     state = load_run_json(run_json.read_text())
     # Cancelled, not an error (issue 34): in the run's record and in the step's outputs.
