@@ -21,7 +21,7 @@ from selfcorrect_action.runs.pipeline import Connections
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.spec import load_spec
-from tests.fakes.fake_engine import SPEAKS_OUR_PROTOCOL, FakeEngine, Reply
+from tests.fakes.fake_engine import FakeEngine, printing
 from tests.fakes.replays import fenced, write_replay
 from tests.unit.runs.test_pipeline import IMAGE, PROMPT, SPEC
 
@@ -30,13 +30,7 @@ ANSWERS = [("generate", fenced("print('goodbye')")), ("repair", fenced("print('h
 
 def says(*outputs: str) -> FakeEngine:
     """An engine whose scripts print `outputs` in turn (the last one from then on)."""
-    said = list(outputs)
-
-    def reply(header: dict[str, Any]) -> Reply:
-        text = said.pop(0) if len(said) > 1 else said[0]
-        return Reply(report={"exit_code": 0, "stdout": {"text": text,
-                                                         "total_bytes": len(text)}})
-    return FakeEngine(images={IMAGE: SPEAKS_OUR_PROTOCOL}, behaviour=reply)
+    return printing(*outputs, image=IMAGE)
 
 
 def prepared(tmp_path: Path, **chosen: Any) -> pipeline.PreparedRun:

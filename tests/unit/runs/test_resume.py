@@ -32,7 +32,7 @@ from selfcorrect_action.runs.pipeline import Connections
 from selfcorrect_action.runs.session import RunEvents
 from selfcorrect_action.runs.settings import RunSettings
 from selfcorrect_action.spec import load_spec
-from tests.fakes.fake_engine import SPEAKS_OUR_PROTOCOL, FakeEngine, Reply
+from tests.fakes.fake_engine import FakeEngine, printing
 from tests.fakes.openai_server import FakeOpenAIServer
 from tests.fakes.openai_server import Reply as ModelReply
 from tests.fakes.replays import fenced
@@ -58,13 +58,7 @@ WHOLE = (GOODBYE, HELLO, PASS)
 
 def engine(*outputs: str) -> FakeEngine:
     """The scripts print `outputs` in turn (the last one from then on)."""
-    said = list(outputs)
-
-    def reply(header: dict[str, Any]) -> Reply:
-        text = said.pop(0) if len(said) > 1 else said[0]
-        return Reply(report={"exit_code": 0, "stdout": {"text": text,
-                                                         "total_bytes": len(text)}})
-    return FakeEngine(images={IMAGE: SPEAKS_OUR_PROTOCOL}, behaviour=reply)
+    return printing(*outputs, image=IMAGE)
 
 
 def prepared(tmp_path: Path, server: FakeOpenAIServer, spec: dict[str, Any] | None = None,
