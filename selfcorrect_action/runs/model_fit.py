@@ -31,7 +31,12 @@ def fitted(state: RunState, settings: RunSettings, server: ServerInfo | None,
     recorded = recorded or {}
     profile, reason = profile_for(state, settings, server)
     generation = generation_for(state, settings, server)
-    is_open = reason == OPEN_REASON
+    # Left to the answers only where a small model may be behind the name: a local server
+    # (an API base, or a local provider), never a replay unless its recording was so left.
+    is_open = reason == OPEN_REASON and not settings.replaying and is_local(
+        state.models.cheap, settings)
+    if reason == OPEN_REASON and not is_open:
+        reason = "standard: the model's size is unknown, and it is no local server's"
     if settings.profile == "auto" and recorded.get("profile") in ("standard", "small"):
         profile = "small" if recorded["profile"] == "small" else "standard"
         # A replay decides as its recording did, switching where it switched.
@@ -46,6 +51,15 @@ def fitted(state: RunState, settings: RunSettings, server: ServerInfo | None,
     return evolve(state, {"profile": profile, "generation": generation, "server": server,
                           "redraws": redraws, "profile_reason": reason,
                           "profile_open": is_open})
+
+
+LOCAL_PROVIDERS = ("ollama/", "ollama_chat/", "lm_studio/", "hosted_vllm/", "llamafile/")
+
+
+def is_local(model: str, settings: RunSettings) -> bool:
+    """Whether the model may be a small one served locally: an API base was given, or the
+    provider is a local server's (a hosted model's size goes unsaid, and it is not small)."""
+    return settings.api_base is not None or model.startswith(LOCAL_PROVIDERS)
 
 
 RunProfile = Literal["standard", "small"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from selfcorrect_action.llm.models import ModelTiers
@@ -90,3 +92,21 @@ def test_the_small_profile_draws_an_unrunnable_answer_again_and_a_replay_as_reco
     assert fitted(small, RunSettings(), None, {"profile": "small", "redraws": "0"}).redraws == 0
     assert fitted(small, RunSettings(), None, {"profile": "small", "redraws": "2"}).redraws == 2
     assert fitted(state(), RunSettings(profile="small"), None, {"redraws": "1"}).redraws == 1
+
+
+@pytest.mark.parametrize(("model", "settings", "left_open"), [
+    ("openai/smollm2", RunSettings(api_base="http://127.0.0.1:8765/v1"), True),
+    ("ollama/mystery", RunSettings(), True),
+    ("openai/gpt-4o-mini", RunSettings(), False),  # hosted: unsaid, and not small
+    ("openai/smollm2", RunSettings(api_base="http://127.0.0.1:8765/v1",
+                                   replay=Path("r.jsonl")), False),  # a replay: as recorded
+    ("openai/SmolLM2-135M", RunSettings(api_base="http://127.0.0.1:8765/v1"), False),
+])
+def test_only_a_local_model_of_unknown_size_is_left_to_its_answers(
+        model: str, settings: RunSettings, left_open: bool) -> None:
+    """Issue 38: the first unrunnable answer switches a run to small only where a small
+    model may hide behind the name; a hosted model's syntax error is just a syntax error."""
+    fit = fitted(state(model), settings, None)
+    assert fit.profile_open is left_open
+    assert fit.profile_reason
+    assert fit.profile == ("small" if "135M" in model else "standard")
